@@ -1,0 +1,49 @@
+"""`itbench`: the command line (typer + rich).
+
+Each area registers its own commands from its own module, so this file only assembles them:
+
+- ``itbench twin ...``                    itbench_agents/twin/cli.py
+- ``itbench scenarios ...``               itbench_agents/scenario/cli.py
+- ``itbench run|score|report|agents ...`` itbench_agents/harness/cli.py
+- ``itbench mcp ...``                     itbench_agents/tools/cli.py
+- ``itbench dev ...``                     itbench_agents/dev_cli.py
+
+Heavy imports (litellm, langgraph) happen inside commands, never at import time.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="itbench",
+    help="Benchmark AI agents on IT automation (SRE, CISO, FinOps) against an embedded Kubernetes twin.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _assemble() -> None:
+    from .dev_cli import dev_app
+    from .harness.cli import register as register_harness
+    from .scenario.cli import scenarios_app
+    from .tools.cli import mcp_app
+    from .twin.cli import twin_app
+
+    app.add_typer(twin_app, name="twin")
+    app.add_typer(scenarios_app, name="scenarios")
+    app.add_typer(mcp_app, name="mcp")
+    app.add_typer(dev_app, name="dev")
+    register_harness(app)
+
+
+_assemble()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

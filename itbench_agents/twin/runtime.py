@@ -1,0 +1,109 @@
+"""The container-runtime behaviour hook: what happens when the kubelet starts a container.
+
+The kubelet controller (``twin/controllers``) owns the *mechanics* — image-pull events, start,
+restarts with CrashLoopBackOff back-off, probes turning into Ready conditions and Unhealthy events,
+statuses. A :class:`ContainerRuntime` owns the *verdict*: given the pod, the container and the
+cluster as it is now, does the image pull, does the container start, how long does it run, is it
+ready? The app-behaviour model (``twin/app``) implements it from app and fault state; the default
+(:class:`DefaultRuntime`) says "image pulls, starts, becomes ready".
+
+The kubelet asks again whenever the cluster changes; when the verdict for a running container
+changes (a StressChaos appears, a limit is lowered), it applies the new verdict from that moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ContainerVerdict:
+    """What the runtime says will happen to one container under the current cluster state."""
+
+    # --- before the process starts
+    pull_error: str | None = None
+    """If set, the image cannot be pulled: the message of the ``Failed`` event, e.g.
+    'Failed to pull image "x:bad": rpc error: code = NotFound desc = ...'. The container
+    waits in ErrImagePull, then ImagePullBackOff."""
+    config_error: str | None = None
+    """If set, CreateContainerConfigError with this message (missing ConfigMap/Secret key...)."""
+    start_error: str | None = None
+    """If set, the process cannot start (bad command: 'exec: "foo": executable file not found in
+    $PATH'); terminated with reason StartError / ContainerCannotRun, exit code 128."""
+    hang: bool = False
+    """The process starts and never exits and never becomes ready (e.g. an init container that hangs)."""
+
+    # --- once running
+    exit_after_s: float | None = None
+    """The process exits this many seconds after it starts (None: runs until killed)."""
+    exit_code: int = 1
+    exit_reason: str = "Error"
+    """Terminated reason: 'Error', 'OOMKilled', 'Completed'."""
+    exit_message: str | None = None
+    ready: bool = True
+    """Whether the readiness probe passes (containers without a probe are ready when started)."""
+    ready_delay_s: float = 0.0
+    """Seconds after start before the container becomes ready."""
+    unready_message: str | None = None
+    """Event message when the readiness probe fails, e.g. 'Readiness probe failed: Get
+    "http://10.1.0.5:8081/healthz": dial tcp 10.1.0.5:8081: connect: connection refused'."""
+    liveness_kill_after_s: float | None = None
+    """The liveness probe fails so the kubelet kills the container this long after start."""
+    liveness_message: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """Usage of one container at an instant (for metrics.k8s.io and cAdvisor-style metrics)."""
+
+    cpu_cores: float
+    memory_bytes: float
+
+
+@runtime_checkable
+class ContainerRuntime(Protocol):
+    """The behaviour hook the kubelet controller consults."""
+
+    def verdict(self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float) -> ContainerVerdict:
+        """What happens to ``container`` of ``pod`` under the cluster state at ``now``."""
+        ...
+
+    def usage(self, pod: Obj, container: Obj, now: float) -> ResourceUsage:
+        """Current CPU and memory use of a running container."""
+        ...
+
+
+def parse_quantity(q: str | int | float | None) -> float:
+    """Kubernetes quantity → float ('500m' → 0.5, '256Mi' → 268435456, '1G' → 1e9)."""
+    if q is None:
+        return 0.0
+    if isinstance(q, int | float):
+        return float(q)
+    s = str(q).strip()
+    suffixes = {
+        "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+        "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    }
+    for suf in sorted(suffixes, key=len, reverse=True):
+        if s.endswith(suf):
+            return float(s[: -len(suf)]) * suffixes[suf]
+    return float(s)
+
+
+class DefaultRuntime:
+    """Every image pulls, every container starts and becomes ready; usage is half the request."""
+
+    def verdict(self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float) -> ContainerVerdict:
+        if init:
+            return ContainerVerdict(exit_after_s=1.0, exit_code=0, exit_reason="Completed")
+        return ContainerVerdict()
+
+    def usage(self, pod: Obj, container: Obj, now: float) -> ResourceUsage:
+        req = container.get("resources", {}).get("requests", {})
+        lim = container.get("resources", {}).get("limits", {})
+        cpu = parse_quantity(req.get("cpu") or lim.get("cpu") or "10m") / 2
+        mem = parse_quantity(req.get("memory") or lim.get("memory") or "64Mi") / 2
+        return ResourceUsage(cpu, mem)
