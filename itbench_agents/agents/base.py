@@ -102,6 +102,31 @@ class AgentOutput(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class AgentConfig(BaseModel):
+    """How to build an agent: the CLI's ``--model``, ``--tool-model``, ``--base-url``... end up here.
+
+    Every agent factory has the signature ``factory(config: AgentConfig) -> Agent``; the registry
+    (``agents/registry.py``) maps names such as ``sre-react`` to factories.
+    """
+
+    model: str | None = None
+    """litellm model string (``openai/gpt-4o``), ``scripted:FILE``, or None for non-LLM agents."""
+    tool_model: str | None = None
+    """Model for the NL2* tools (the paper's *_TOOLS); defaults to ``model``."""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    tools: Literal["nl2", "direct"] = "direct"
+    temperature: float = 0.0
+    top_p: float = 1e-7
+    seed: int = 42
+    max_tokens: int | None = None
+    record_dir: str | None = None
+    replay_dir: str | None = None
+    command: list[str] | None = None
+    """For the ``command`` agent: the program to run."""
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 EventSink = Callable[[dict[str, Any]], None]
 """Where an agent reports trajectory events (model call, tool call, observation...). The harness
 turns each dict into a typed trajectory event; see ``harness/trajectory.py``."""

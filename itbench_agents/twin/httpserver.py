@@ -85,8 +85,14 @@ class _ReqHandler(BaseHTTPRequestHandler):
         except Exception as exc:  # last line of defence: never kill the server
             log.exception("handler crashed on %s %s", req.method, req.path)
             resp = Response.json(
-                {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": f"internal error: {exc}",
-                 "reason": "InternalError", "code": 500},
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "message": f"internal error: {exc}",
+                    "reason": "InternalError",
+                    "code": 500,
+                },
                 500,
             )
         self._send(resp)
@@ -140,7 +146,9 @@ class HttpEndpoint:
 
     def __init__(self, app: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
         self._server = _Server((host, port), app)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+        )
 
     @property
     def port(self) -> int:

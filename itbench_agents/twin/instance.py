@@ -151,23 +151,25 @@ class Twin:
     # ------------------------------------------------------------------ state
     def apply(self, objs: Iterable[Obj]) -> list[Obj]:
         """Create (or replace) objects directly in the store, as a bootstrap ``kubectl apply`` would."""
-        from .kube.resources import resource_for_object
+        from .kube.resources import registry_for
 
+        registry = registry_for(self)
         out = []
         with self.lock:
             for obj in objs:
-                gr = resource_for_object(obj)
+                info = registry.for_object(obj)  # ApiError 404 for an unknown kind
+                gr = info.gr
                 meta = obj.get("metadata", {})
                 ns = meta.get("namespace", "") or ""
-                if ns == "" and gr_is_namespaced(gr):
+                if info.namespaced and not ns:
                     obj = {**obj, "metadata": {**meta, "namespace": "default"}}
                     ns = "default"
                 existing = self.store.get(gr, ns, meta.get("name", ""))
                 if existing is None:
                     out.append(self.store.create(gr, obj))
                 else:
-                    new = {**obj, "metadata": {**obj.get("metadata", {}), "resourceVersion": None}}
-                    new["metadata"].pop("resourceVersion")
+                    new = {**obj, "metadata": {**obj.get("metadata", {})}}
+                    new["metadata"].pop("resourceVersion", None)
                     out.append(self.store.update(gr, new))
         return out
 
@@ -229,9 +231,3 @@ class Twin:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def gr_is_namespaced(gr: GroupResource) -> bool:
-    from .kube.resources import is_namespaced
-
-    return is_namespaced(gr)

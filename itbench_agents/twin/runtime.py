@@ -67,7 +67,9 @@ class ResourceUsage:
 class ContainerRuntime(Protocol):
     """The behaviour hook the kubelet controller consults."""
 
-    def verdict(self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float) -> ContainerVerdict:
+    def verdict(
+        self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
+    ) -> ContainerVerdict:
         """What happens to ``container`` of ``pod`` under the cluster state at ``now``."""
         ...
 
@@ -84,8 +86,22 @@ def parse_quantity(q: str | int | float | None) -> float:
         return float(q)
     s = str(q).strip()
     suffixes = {
-        "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-        "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+        "Ki": 2**10,
+        "Mi": 2**20,
+        "Gi": 2**30,
+        "Ti": 2**40,
+        "Pi": 2**50,
+        "Ei": 2**60,
+        "n": 1e-9,
+        "u": 1e-6,
+        "m": 1e-3,
+        "k": 1e3,
+        "K": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "T": 1e12,
+        "P": 1e15,
+        "E": 1e18,
     }
     for suf in sorted(suffixes, key=len, reverse=True):
         if s.endswith(suf):
@@ -96,7 +112,9 @@ def parse_quantity(q: str | int | float | None) -> float:
 class DefaultRuntime:
     """Every image pulls, every container starts and becomes ready; usage is half the request."""
 
-    def verdict(self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float) -> ContainerVerdict:
+    def verdict(
+        self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
+    ) -> ContainerVerdict:
         if init:
             return ContainerVerdict(exit_after_s=1.0, exit_code=0, exit_reason="Completed")
         return ContainerVerdict()

@@ -96,7 +96,9 @@ class Scheduler:
                 del self._keyed[item.key]
             steps += 1
             if steps > self.MAX_STEPS_PER_RUN:
-                raise SchedulerOverload(f"more than {self.MAX_STEPS_PER_RUN} callbacks without reaching t={target}")
+                raise SchedulerOverload(
+                    f"more than {self.MAX_STEPS_PER_RUN} callbacks without reaching t={target}"
+                )
             self._pinned = max(item.when, self._last)
             try:
                 item.fn()

@@ -54,7 +54,9 @@ def already_exists(group: str, resource: str, name: str) -> ApiError:
     details: dict[str, Any] = {"name": name, "kind": resource}
     if group:
         details["group"] = group
-    return ApiError(409, "AlreadyExists", f'{_resource_label(group, resource)} "{name}" already exists', details)
+    return ApiError(
+        409, "AlreadyExists", f'{_resource_label(group, resource)} "{name}" already exists', details
+    )
 
 
 def conflict(group: str, resource: str, name: str) -> ApiError:
@@ -91,7 +93,9 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
-def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
+def method_not_allowed(
+    message: str = "the server does not allow this method on the requested resource",
+) -> ApiError:
     return ApiError(405, "MethodNotAllowed", message)
 
 

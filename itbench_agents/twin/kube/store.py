@@ -136,7 +136,13 @@ class ObjectStore:
                     raise invalid(
                         obj.get("kind", gr.resource),
                         "",
-                        [("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")],
+                        [
+                            (
+                                "metadata.name",
+                                "FieldValueRequired",
+                                "Required value: name or generateName is required",
+                            )
+                        ],
                         gr.group,
                     )
                 meta["name"] = gen + self.random_suffix()
