@@ -151,6 +151,7 @@ class Twin:
     # ------------------------------------------------------------------ state
     def apply(self, objs: Iterable[Obj]) -> list[Obj]:
         """Create (or replace) objects directly in the store, as a bootstrap ``kubectl apply`` would."""
+        from .kube.defaults import prepare_for_storage
         from .kube.resources import registry_for
 
         registry = registry_for(self)
@@ -165,6 +166,7 @@ class Twin:
                     obj = {**obj, "metadata": {**meta, "namespace": "default"}}
                     ns = "default"
                 existing = self.store.get(gr, ns, meta.get("name", ""))
+                obj = prepare_for_storage(self.store, info, obj, old=existing)  # API defaults (cluster IPs...)
                 if existing is None:
                     out.append(self.store.create(gr, obj))
                 else:

@@ -14,6 +14,7 @@ Rules for callers:
 
 from __future__ import annotations
 
+import builtins
 import json
 import random
 import threading
@@ -87,8 +88,8 @@ class ObjectStore:
         self.changed = threading.Condition(self.lock)
         self._objects: dict[GroupResource, dict[tuple[str, str], Obj]] = {}
         self._rv = 0
-        self.log: list[ChangeEvent] = []
-        self._listeners: list[Callable[[ChangeEvent], None]] = []
+        self.log: builtins.list[ChangeEvent] = []
+        self._listeners: builtins.list[Callable[[ChangeEvent], None]] = []
 
     # ------------------------------------------------------------------ identity helpers
     @property
@@ -115,13 +116,13 @@ class ObjectStore:
             raise not_found(gr.group, gr.resource, name)
         return obj
 
-    def list(self, gr: GroupResource, namespace: str | None = None) -> list[Obj]:
+    def list(self, gr: GroupResource, namespace: str | None = None) -> builtins.list[Obj]:
         """All objects of a type (optionally in one namespace), sorted by namespace then name."""
         bucket = self._objects.get(gr, {})
         keys = sorted(k for k in bucket if namespace is None or k[0] == namespace)
         return [bucket[k] for k in keys]
 
-    def kinds(self) -> list[GroupResource]:
+    def kinds(self) -> builtins.list[GroupResource]:
         return sorted(self._objects)
 
     # ------------------------------------------------------------------ writes

@@ -1,0 +1,181 @@
+"""Small cluster-level controllers: default ServiceAccount and ``kube-root-ca.crt`` in every
+namespace, node lifecycle (cordon → ``node.kubernetes.io/unschedulable`` taint and
+NodeSchedulable events; NotReady → not-ready NoExecute taint and eviction after the pods'
+toleration seconds), and ResourceQuota status."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any
+
+from ..kube.errors import ApiError
+from ..kube.store import ChangeEvent, GroupResource, clone
+from .admission import namespace_usage
+from .base import Controller, update_object, update_status
+from .bootstrap import default_service_account, root_ca_configmap
+from .events import record_event
+from .index import is_terminal
+from .kinds import CONFIGMAPS, NAMESPACES, NODES, PODS, RESOURCEQUOTAS, SERVICEACCOUNTS
+from .podscheduler import node_ready
+from .quantity import format_quantity
+
+Obj = dict[str, Any]
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+STORAGECLASSES = GroupResource("storage.k8s.io", "storageclasses")
+
+
+class ServiceAccountController(Controller):
+    name = "serviceaccount-controller"
+
+    def on_change(self, ev: ChangeEvent) -> None:
+        meta = ev.obj.get("metadata", {})
+        if ev.gr == NAMESPACES and ev.type != "DELETED":
+            self.enqueue(meta["name"])
+        elif ev.gr in (SERVICEACCOUNTS, CONFIGMAPS) and ev.type == "DELETED":
+            self.enqueue(meta.get("namespace", ""))
+
+    def sync(self, ns: str) -> None:
+        nso = self.store.get(NAMESPACES, "", ns)
+        if (
+            nso is None
+            or nso["metadata"].get("deletionTimestamp")
+            or nso.get("status", {}).get("phase") == "Terminating"
+        ):
+            return
+        if nso.get("status", {}).get("phase") != "Active":
+            new = clone(nso)
+            new.setdefault("status", {})["phase"] = "Active"
+            update_status(self.twin, NAMESPACES, nso, new["status"])
+        if self.store.get(SERVICEACCOUNTS, ns, "default") is None:
+            self.store.create(SERVICEACCOUNTS, default_service_account(ns))
+        if self.store.get(CONFIGMAPS, ns, "kube-root-ca.crt") is None:
+            self.store.create(CONFIGMAPS, root_ca_configmap(ns))
+
+
+class NodeLifecycleController(Controller):
+    name = "node-controller"
+
+    def __init__(self, twin: Any, index: Any) -> None:
+        super().__init__(twin, index)
+        self._cordoned: dict[str, bool] = {}
+
+    def on_change(self, ev: ChangeEvent) -> None:
+        if ev.gr == NODES and ev.type != "DELETED":
+            self.enqueue(ev.obj["metadata"]["name"])
+
+    def sync(self, name: str) -> None:
+        node = self.store.get(NODES, "", name)
+        if node is None:
+            return
+        cordoned = bool(node.get("spec", {}).get("unschedulable"))
+        ready = node_ready(node)
+
+        def mutate(obj: Obj) -> None:
+            taints = [
+                t
+                for t in obj["spec"].get("taints") or []
+                if t.get("key") not in (UNSCHEDULABLE_TAINT, NOT_READY_TAINT)
+            ]
+            old = {(t.get("key"), t.get("effect")): t for t in obj["spec"].get("taints") or []}
+            wanted = []
+            if cordoned:
+                wanted.append((UNSCHEDULABLE_TAINT, "NoSchedule"))
+            if not ready:
+                # TaintNodesByCondition (NoSchedule) and the eviction taint (NoExecute)
+                wanted += [(NOT_READY_TAINT, "NoSchedule"), (NOT_READY_TAINT, "NoExecute")]
+            for key, effect in wanted:
+                t = old.get((key, effect)) or {"key": key, "effect": effect}
+                if (effect == "NoExecute" or key == UNSCHEDULABLE_TAINT) and "timeAdded" not in t:
+                    t = {**t, "timeAdded": _ts(self)}
+                taints.append(t)
+            if taints:
+                obj["spec"]["taints"] = taints
+            else:
+                obj["spec"].pop("taints", None)
+
+        update_object(self.twin, NODES, node, mutate)
+        prev = self._cordoned.get(name)
+        if prev is not None and prev != cordoned:
+            status = "NodeNotSchedulable" if cordoned else "NodeSchedulable"
+            record_event(
+                self.twin,
+                node,
+                status,
+                f"Node {name} status is now: {status}",
+                component="kubelet",
+                host=name,
+            )
+        self._cordoned[name] = cordoned
+        if not ready:
+            self._evict(name)
+
+    def _evict(self, node: str) -> None:
+        now = self.now()
+        for pod in self.index.pods_on(node):
+            if is_terminal(pod):
+                continue
+            secs = None
+            for t in pod.get("spec", {}).get("tolerations") or []:
+                if (
+                    t.get("key") in (NOT_READY_TAINT, None, "")
+                    and t.get("effect") in ("NoExecute", None, "")
+                    and (t.get("operator") == "Exists" or t.get("key") == NOT_READY_TAINT)
+                ):
+                    secs = t.get("tolerationSeconds", -1)
+                    break
+            if secs == -1:
+                continue
+            delay = 0.0 if secs is None else float(secs)
+            key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
+            self.twin.scheduler.at(
+                now + delay, functools.partial(self._evict_one, node, *key), key=(self.name, "evict", key)
+            )
+
+    def _evict_one(self, node: str, ns: str, name: str, uid: str) -> None:
+        nobj = self.store.get(NODES, "", node)
+        pod = self.store.get(PODS, ns, name)
+        if nobj is None or node_ready(nobj) or pod is None or pod["metadata"]["uid"] != uid:
+            return
+        record_event(
+            self.twin,
+            pod,
+            "TaintManagerEviction",
+            f"Marking for deletion Pod {ns}/{name}",
+            component="taint-eviction-controller",
+        )
+        with contextlib.suppress(ApiError):
+            self.store.delete(PODS, ns, name)
+
+
+def _ts(c: Controller) -> str:
+    from ..kube.store import rfc3339
+
+    return rfc3339(c.now())
+
+
+class QuotaController(Controller):
+    name = "resourcequota-controller"
+
+    def on_change(self, ev: ChangeEvent) -> None:
+        ns = ev.obj.get("metadata", {}).get("namespace", "")
+        if (
+            ev.gr == RESOURCEQUOTAS
+            and ev.type != "DELETED"
+            or ns
+            and ev.gr.resource != "events"
+            and self.store.list(RESOURCEQUOTAS, ns)
+        ):
+            self.enqueue(ns)
+
+    def sync(self, ns: str) -> None:
+        for q in self.store.list(RESOURCEQUOTAS, ns):
+            hard = dict(q.get("spec", {}).get("hard") or {})
+            used = namespace_usage(self.twin, ns, q)
+            status = {
+                "hard": hard,
+                "used": {r: format_quantity(used.get(r, 0.0), str(hard[r])) for r in hard},
+            }
+            update_status(self.twin, RESOURCEQUOTAS, q, status)

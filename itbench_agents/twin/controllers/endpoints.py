@@ -1,0 +1,212 @@
+"""Endpoints and EndpointSlices for every Service with a selector, from the pods it selects:
+ready pods in ``addresses``, the others in ``notReadyAddresses``; ports resolved from
+``targetPort`` by number or by container port name."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from ..kube.errors import ApiError
+from ..kube.store import ChangeEvent, clone
+from .base import Controller
+from .index import is_terminal, pod_ready
+from .kinds import ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES
+from .selectors import labels_of, matches_map
+
+Obj = dict[str, Any]
+
+MANAGED_BY = "endpointslice-controller.k8s.io"
+
+
+def _resolve_port(svc_port: Obj, pod: Obj) -> int | None:
+    tp = svc_port.get("targetPort", svc_port.get("port"))
+    if isinstance(tp, int):
+        return tp
+    if isinstance(tp, str) and tp.isdigit():
+        return int(tp)
+    for c in pod.get("spec", {}).get("containers") or []:
+        for p in c.get("ports") or []:
+            if p.get("name") == tp and p.get("protocol", "TCP") == svc_port.get("protocol", "TCP"):
+                return int(p["containerPort"])
+    return None
+
+
+class EndpointsController(Controller):
+    name = "endpoint-controller"
+
+    def on_change(self, ev: ChangeEvent) -> None:
+        meta = ev.obj.get("metadata", {})
+        ns = meta.get("namespace", "")
+        if ev.gr == SERVICES:
+            self.enqueue((ns, meta["name"]))
+        elif ev.gr == PODS:
+            labels = labels_of(ev.obj)
+            for svc in self.store.list(SERVICES, ns):
+                sel = svc.get("spec", {}).get("selector")
+                if sel and matches_map(sel, labels):
+                    self.enqueue((ns, svc["metadata"]["name"]))
+
+    def sync(self, key: tuple[str, str]) -> None:
+        ns, name = key
+        svc = self.store.get(SERVICES, ns, name)
+        if svc is None:
+            ep = self.store.get(ENDPOINTS, ns, name)
+            if (
+                ep is not None
+                and (ep["metadata"].get("labels") or {}).get("endpoints.kubernetes.io/managed-by")
+                != "external"
+            ):
+                with contextlib.suppress(ApiError):
+                    self.store.delete(ENDPOINTS, ns, name)
+            return
+        selector = svc.get("spec", {}).get("selector")
+        if not selector:
+            return
+        pods = [
+            p
+            for p in self.index.pods_in(ns)
+            if matches_map(selector, labels_of(p))
+            and not is_terminal(p)
+            and p.get("status", {}).get("podIP")
+            and not p["metadata"].get("deletionTimestamp")
+        ]
+        ports = svc.get("spec", {}).get("ports") or []
+        self._write_endpoints(svc, pods, ports)
+        self._write_slice(svc, pods, ports)
+
+    def _address(self, pod: Obj) -> Obj:
+        a: Obj = {
+            "ip": pod["status"]["podIP"],
+            "targetRef": {
+                "kind": "Pod",
+                "namespace": pod["metadata"].get("namespace", ""),
+                "name": pod["metadata"]["name"],
+                "uid": pod["metadata"]["uid"],
+            },
+        }
+        if pod.get("spec", {}).get("nodeName"):
+            a["nodeName"] = pod["spec"]["nodeName"]
+        return a
+
+    def _write_endpoints(self, svc: Obj, pods: list[Obj], ports: list[Obj]) -> None:
+        ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        subsets: dict[tuple[tuple[str, int, str], ...], Obj] = {}
+        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
+            eports = []
+            for sp in ports:
+                port = _resolve_port(sp, pod)
+                if port is None:
+                    continue
+                ep: Obj = {"port": port, "protocol": sp.get("protocol", "TCP")}
+                if sp.get("name"):
+                    ep["name"] = sp["name"]
+                eports.append(ep)
+            if ports and not eports:
+                continue
+            k = tuple((p.get("name", ""), p["port"], p["protocol"]) for p in eports)
+            sub = subsets.setdefault(k, {"ports": eports} if eports else {})
+            field = "addresses" if pod_ready(pod) else "notReadyAddresses"
+            sub.setdefault(field, []).append(self._address(pod))
+        labels = dict(svc["metadata"].get("labels") or {})
+        if svc.get("spec", {}).get("clusterIP") == "None":
+            labels["service.kubernetes.io/headless"] = ""
+        obj: Obj = {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+        }
+        if subsets:
+            obj["subsets"] = [subsets[k] for k in sorted(subsets)]
+        cur = self.store.get(ENDPOINTS, ns, name)
+        if cur is None:
+            self.store.create(ENDPOINTS, obj)
+            return
+        if cur.get("subsets") == obj.get("subsets") and (cur["metadata"].get("labels") or {}) == labels:
+            return
+        new = clone(cur)
+        new["metadata"]["labels"] = labels
+        new["metadata"].pop("resourceVersion", None)
+        if "subsets" in obj:
+            new["subsets"] = obj["subsets"]
+        else:
+            new.pop("subsets", None)
+        self.store.update(ENDPOINTS, new)
+
+    def _write_slice(self, svc: Obj, pods: list[Obj], ports: list[Obj]) -> None:
+        ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        endpoints = []
+        slice_ports: list[Obj] = []
+        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
+            resolved = []
+            for sp in ports:
+                port = _resolve_port(sp, pod)
+                if port is not None:
+                    resolved.append(
+                        {"name": sp.get("name", ""), "port": port, "protocol": sp.get("protocol", "TCP")}
+                    )
+            if ports and not resolved:
+                continue
+            for r in resolved:
+                if r not in slice_ports:
+                    slice_ports.append(r)
+            ready = pod_ready(pod)
+            e: Obj = {
+                "addresses": [pod["status"]["podIP"]],
+                "conditions": {"ready": ready, "serving": ready, "terminating": False},
+                "targetRef": {
+                    "kind": "Pod",
+                    "namespace": ns,
+                    "name": pod["metadata"]["name"],
+                    "uid": pod["metadata"]["uid"],
+                },
+            }
+            if pod.get("spec", {}).get("nodeName"):
+                e["nodeName"] = pod["spec"]["nodeName"]
+            endpoints.append(e)
+        existing = [
+            s
+            for s in self.store.list(ENDPOINTSLICES, ns)
+            if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
+            and (s["metadata"].get("labels") or {}).get("endpointslice.kubernetes.io/managed-by")
+            == MANAGED_BY
+        ]
+        labels = dict(svc["metadata"].get("labels") or {})
+        labels["kubernetes.io/service-name"] = name
+        labels["endpointslice.kubernetes.io/managed-by"] = MANAGED_BY
+        body: Obj = {"endpoints": endpoints or None, "ports": slice_ports or None}
+        if existing:
+            cur = existing[0]
+            for extra in existing[1:]:
+                with contextlib.suppress(ApiError):
+                    self.store.delete(ENDPOINTSLICES, ns, extra["metadata"]["name"])
+            if cur.get("endpoints") == body["endpoints"] and cur.get("ports") == body["ports"]:
+                return
+            new = clone(cur)
+            new["metadata"].pop("resourceVersion", None)
+            new.update(body)
+            self.store.update(ENDPOINTSLICES, new)
+            return
+        obj = {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": f"{name}-{self.store.random_suffix()}",
+                "generateName": f"{name}-",
+                "namespace": ns,
+                "labels": labels,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Service",
+                        "name": name,
+                        "uid": svc["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "addressType": "IPv4",
+            **body,
+        }
+        self.store.create(ENDPOINTSLICES, obj)

@@ -1,0 +1,167 @@
+"""The event recorder: core/v1 Events as kubelet, scheduler and controllers write them.
+
+Like client-go's ``EventCorrelator``, a repeat of the same (source, involved object, type, reason,
+message) does not create a new Event; it bumps ``count`` and ``lastTimestamp`` of the existing one.
+Once 10 different messages with the same (source, object, type, reason) arrive within 10 minutes,
+further ones go to one event whose message is ``(combined from similar events): <latest>``. Event names are ``<object name>.<hex>`` as in Kubernetes.
+Events expire an hour after their last update (the apiserver's default ``--event-ttl``).
+The same objects are served as ``events.k8s.io/v1`` by the REST layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..kube.store import clone, rfc3339
+from .kinds import EVENTS, NAMESPACES
+
+if TYPE_CHECKING:
+    from ..instance import Twin
+
+Obj = dict[str, Any]
+
+EVENT_TTL_S = 3600.0
+"""``kube-apiserver --event-ttl`` default: events disappear an hour after their last update."""
+
+
+@dataclass
+class _Recorder:
+    """Per-twin recorder state: the aggregation cache and a counter for unique names."""
+
+    cache: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
+    similar: dict[tuple[str, ...], tuple[float, set[str]]] = field(default_factory=dict)
+    seq: int = 0
+
+
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_WINDOW_S = 600.0
+
+
+def _recorder(twin: Twin) -> _Recorder:
+    rec = getattr(twin, "_event_recorder", None)
+    if rec is None:
+        rec = _Recorder()
+        twin._event_recorder = rec  # type: ignore[attr-defined]
+    return rec
+
+
+def _api_version_of(obj: Obj) -> str:
+    return str(obj.get("apiVersion") or "v1")
+
+
+def object_reference(obj: Obj, field_path: str | None = None) -> Obj:
+    meta = obj.get("metadata", {})
+    ref: Obj = {
+        "kind": obj.get("kind", ""),
+        "apiVersion": _api_version_of(obj),
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+    }
+    if meta.get("namespace"):
+        ref["namespace"] = meta["namespace"]
+    if meta.get("resourceVersion"):
+        ref["resourceVersion"] = meta["resourceVersion"]
+    if field_path:
+        ref["fieldPath"] = field_path
+    return ref
+
+
+def record_event(
+    twin: Twin,
+    involved: Obj,
+    reason: str,
+    message: str,
+    type: str = "Normal",
+    component: str = "kubelet",
+    host: str | None = None,
+    field_path: str | None = None,
+) -> Obj | None:
+    """Record (or aggregate) an Event about ``involved``. Returns the stored Event, or None when the
+    involved object's namespace is gone or terminating (the apiserver refuses those)."""
+    store = twin.store
+    meta = involved.get("metadata", {})
+    namespace = meta.get("namespace") or "default"
+    ns_obj = store.get(NAMESPACES, "", namespace)
+    if ns_obj is None or ns_obj.get("metadata", {}).get("deletionTimestamp"):
+        return None
+    if ns_obj.get("status", {}).get("phase") == "Terminating":
+        return None
+    now = twin.now()
+    ts = rfc3339(now)
+    rec = _recorder(twin)
+    agg_key = (
+        component,
+        host or "",
+        namespace,
+        str(involved.get("kind", "")),
+        str(meta.get("name", "")),
+        str(meta.get("uid", "")),
+        field_path or "",
+        type,
+        reason,
+    )
+    key = (*agg_key, message)
+    with twin.lock:
+        first, messages = rec.similar.get(agg_key, (now, set()))
+        if now - first > AGGREGATE_WINDOW_S:
+            first, messages = now, set()
+        messages.add(message)
+        rec.similar[agg_key] = (now, messages)
+        if len(messages) >= AGGREGATE_MAX_EVENTS:
+            messages.discard(message)
+            messages.discard(next(iter(sorted(messages))))
+            messages.add(message)
+            message = f"(combined from similar events): {message}"
+            key = (*agg_key, "")
+        hit = rec.cache.get(key)
+        if hit is not None:
+            existing = store.get(EVENTS, hit[0], hit[1])
+            if existing is not None:
+                ev = clone(existing)
+                ev["count"] = int(ev.get("count", 1)) + 1
+                ev["lastTimestamp"] = ts
+                ev["message"] = message
+                ev["metadata"].pop("resourceVersion", None)
+                out = store.update(EVENTS, ev)
+                _schedule_expiry(twin, hit[0], hit[1], now)
+                return out
+            del rec.cache[key]
+        rec.seq += 1
+        name = f"{meta.get('name', 'unknown')}.{int(now * 1e9) + rec.seq:x}"
+        source: Obj = {"component": component}
+        if host:
+            source["host"] = host
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": object_reference(involved, field_path),
+            "reason": reason,
+            "message": message,
+            "source": source,
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+            "type": type,
+            "eventTime": None,
+            "reportingComponent": component,
+            "reportingInstance": host or "",
+        }
+        out = store.create(EVENTS, ev)
+        rec.cache[key] = (namespace, name)
+        _schedule_expiry(twin, namespace, name, now)
+        return out
+
+
+def _schedule_expiry(twin: Twin, namespace: str, name: str, now: float) -> None:
+    def expire() -> None:
+        if twin.store.get(EVENTS, namespace, name) is not None:
+            twin.store.delete(EVENTS, namespace, name)
+        rec = _recorder(twin)
+        for k, v in list(rec.cache.items()):
+            if v == (namespace, name):
+                del rec.cache[k]
+                break
+
+    twin.scheduler.at(now + EVENT_TTL_S, expire, key=("event-ttl", namespace, name))

@@ -1,0 +1,134 @@
+"""Indexes over the store that controllers need on every event, so nothing scans all objects:
+objects by uid, dependents by owner uid, pods by namespace and by node."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ..kube.store import ChangeEvent, GroupResource, ObjectStore
+from .kinds import PODS
+
+Obj = dict[str, Any]
+Ref = tuple[GroupResource, str, str]
+
+
+class Index:
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self.by_uid: dict[str, Ref] = {}
+        self.dependents: dict[str, set[Ref]] = defaultdict(set)
+        self.pods_by_ns: dict[str, set[str]] = defaultdict(set)
+        self.pods_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._owners: dict[Ref, tuple[str, ...]] = {}
+        self._pod_node: dict[tuple[str, str], str] = {}
+
+    def observe(self, ev: ChangeEvent) -> None:
+        meta = ev.obj.get("metadata", {})
+        ns, name = meta.get("namespace", "") or "", meta.get("name", "")
+        ref: Ref = (ev.gr, ns, name)
+        uid = meta.get("uid", "")
+        old_owners = self._owners.pop(ref, ())
+        for o in old_owners:
+            deps = self.dependents.get(o)
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self.dependents[o]
+        if ev.type == "DELETED":
+            if self.by_uid.get(uid) == ref:
+                del self.by_uid[uid]
+        else:
+            self.by_uid[uid] = ref
+            owners = tuple(o.get("uid", "") for o in meta.get("ownerReferences") or [])
+            if owners:
+                self._owners[ref] = owners
+                for o in owners:
+                    self.dependents[o].add(ref)
+        if ev.gr == PODS:
+            key = (ns, name)
+            old_node = self._pod_node.pop(key, None)
+            if old_node is not None:
+                self.pods_by_node[old_node].discard(key)
+            if ev.type == "DELETED":
+                self.pods_by_ns[ns].discard(name)
+            else:
+                self.pods_by_ns[ns].add(name)
+                node = ev.obj.get("spec", {}).get("nodeName")
+                if node:
+                    self._pod_node[key] = node
+                    self.pods_by_node[node].add(key)
+
+    def get_ref(self, ref: Ref) -> Obj | None:
+        return self.store.get(*ref)
+
+    def exists_uid(self, uid: str) -> bool:
+        return uid in self.by_uid
+
+    def owned(self, owner_uid: str, gr: GroupResource) -> list[Obj]:
+        out = []
+        for ref in sorted(self.dependents.get(owner_uid, ()), key=lambda r: (r[1], r[2])):
+            if ref[0] != gr:
+                continue
+            obj = self.store.get(*ref)
+            if obj is not None and controller_uid(obj) == owner_uid:
+                out.append(obj)
+        return out
+
+    def pods_in(self, namespace: str) -> list[Obj]:
+        out = []
+        for name in sorted(self.pods_by_ns.get(namespace, ())):
+            obj = self.store.get(PODS, namespace, name)
+            if obj is not None:
+                out.append(obj)
+        return out
+
+    def pods_on(self, node: str) -> list[Obj]:
+        out = []
+        for ns, name in sorted(self.pods_by_node.get(node, ())):
+            obj = self.store.get(PODS, ns, name)
+            if obj is not None:
+                out.append(obj)
+        return out
+
+
+def controller_uid(obj: Obj) -> str | None:
+    for o in obj.get("metadata", {}).get("ownerReferences") or []:
+        if o.get("controller"):
+            return str(o.get("uid", ""))
+    return None
+
+
+def owner_ref(owner: Obj, api_version: str, kind: str) -> Obj:
+    meta = owner["metadata"]
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def is_terminal(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+
+
+def is_active(pod: Obj) -> bool:
+    """Counted by workload controllers: not finished and not being deleted."""
+    return not is_terminal(pod) and not pod.get("metadata", {}).get("deletionTimestamp")
+
+
+def pod_ready(pod: Obj) -> bool:
+    for c in pod.get("status", {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return bool(c.get("status") == "True")
+    return False
+
+
+def ready_since(pod: Obj) -> str | None:
+    for c in pod.get("status", {}).get("conditions") or []:
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return str(c.get("lastTransitionTime") or "")
+    return None

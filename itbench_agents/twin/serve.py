@@ -1,0 +1,84 @@
+"""Run a twin with its HTTP endpoints for the length of a ``with`` block.
+
+with running_twin(app="otel-demo") as twin:
+    subprocess.run(["kubectl", "--kubeconfig", twin.endpoints.kubeconfig, "get", "pods", "-A"])
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .instance import Twin
+
+
+def load_manifest_dir(path: str | Path) -> list[dict[str, object]]:
+    """Every object in the ``*.yaml``/``*.yml``/``*.json`` files of a folder (or one file), in file order.
+
+    ``List`` kinds are flattened; empty documents are skipped. Raises ``ValueError`` naming the file
+    for a document that is not a Kubernetes object."""
+    import json
+
+    import yaml
+
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
+    if not files:
+        raise ValueError(f"{p}: no .yaml, .yml or .json manifests found")
+    objs: list[dict[str, object]] = []
+    for f in files:
+        text = f.read_text()
+        try:
+            docs = [json.loads(text)] if f.suffix == ".json" else list(yaml.safe_load_all(text))
+        except (yaml.YAMLError, json.JSONDecodeError) as e:
+            raise ValueError(f"{f}: not valid YAML/JSON: {e}") from e
+        for n, doc in enumerate(docs):
+            if doc is None:
+                continue
+            if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
+                raise ValueError(
+                    f"{f}: document {n + 1} is not a Kubernetes object (needs apiVersion and kind)"
+                )
+            if str(doc["kind"]).endswith("List") and isinstance(doc.get("items"), list):
+                objs.extend(doc["items"])
+            else:
+                objs.append(doc)
+    return objs
+
+
+@contextmanager
+def running_twin(
+    app: str | None = None,
+    manifests: Path | None = None,
+    seed: int = 0,
+    workdir: str | Path | None = None,
+    history_s: float = 3600.0,
+    kube_port: int = 0,
+) -> Iterator[Twin]:
+    """Start a twin (an app from ``scenarios/apps``, a manifest folder, or a bare cluster), serve its
+    endpoints on 127.0.0.1 and yield it; ``twin.endpoints.kubeconfig`` is the kubeconfig path."""
+    from .instance import Twin
+
+    if app is not None and manifests is not None:
+        raise ValueError("give either app or manifests, not both")
+    if app is not None:
+        twin = Twin.for_app(app, seed=seed, history_s=history_s)
+    elif manifests is not None:
+        twin = Twin.for_manifests(load_manifest_dir(manifests), seed=seed)
+    else:
+        twin = Twin(seed=seed)
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="itbench-twin-")
+        workdir = tmp.name
+    try:
+        twin.serve(workdir, kube_port=kube_port)
+        yield twin
+    finally:
+        twin.close()
+        if tmp is not None:
+            tmp.cleanup()

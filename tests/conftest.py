@@ -1,0 +1,22 @@
+"""Suite-wide test settings: offline LLM libraries, paths to the shared conformance data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` (upstream conformance data and manifests); tests that need it skip without it."""
+    if not SHARED.is_dir():
+        pytest.skip(f"upstream test data not found at {SHARED} (the ../shared folder beside the checkout)")
+    return SHARED

@@ -1,0 +1,149 @@
+"""ResourceQuota and LimitRange admission, FailedCreate on ReplicaSets, quota status."""
+
+from __future__ import annotations
+
+import pytest
+from ctl_helpers import DEPLOYMENTS, PODS, REPLICASETS, condition, deployment, events_for, pods_of
+
+from itbench_agents.twin.controllers.admission import admit
+from itbench_agents.twin.kube.errors import ApiError
+from itbench_agents.twin.kube.store import GroupResource, clone
+
+QUOTAS = GroupResource("", "resourcequotas")
+LIMITRANGES = GroupResource("", "limitranges")
+CONFIGMAPS = GroupResource("", "configmaps")
+
+
+def _quota(name, hard, ns="default"):
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"hard": hard},
+    }
+
+
+def _pod(name, **res):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "img:1", "resources": res}]},
+    }
+
+
+def test_exceeded_quota_message(twin):
+    twin.store.create(QUOTAS, _quota("q", {"limits.memory": "1Gi"}))
+    twin.store.create(PODS, admit(twin, PODS, _pod("a", limits={"memory": "768Mi"}), "CREATE"))
+    with pytest.raises(ApiError) as e:
+        admit(twin, PODS, _pod("x", limits={"memory": "512Mi"}), "CREATE")
+    assert e.value.code == 403 and e.value.reason == "Forbidden"
+    assert e.value.message == (
+        'pods "x" is forbidden: exceeded quota: q, requested: limits.memory=512Mi, used: limits.memory=768Mi, '
+        "limited: limits.memory=1Gi"
+    )
+
+
+def test_must_specify_message(twin):
+    twin.store.create(QUOTAS, _quota("q", {"limits.memory": "1Gi", "requests.cpu": "2"}))
+    with pytest.raises(ApiError) as e:
+        admit(twin, PODS, _pod("x"), "CREATE")
+    assert (
+        e.value.message
+        == 'pods "x" is forbidden: failed quota: q: must specify limits.memory for: c; requests.cpu for: c'
+    )
+
+
+def test_pod_count_quota_and_object_count(twin):
+    twin.store.create(QUOTAS, _quota("counts", {"pods": "1", "count/configmaps": "2"}))
+    twin.store.create(PODS, admit(twin, PODS, _pod("a"), "CREATE"))
+    with pytest.raises(ApiError) as e:
+        admit(twin, PODS, _pod("b"), "CREATE")
+    assert "exceeded quota: counts, requested: pods=1, used: pods=1, limited: pods=1" in e.value.message
+    # kube-root-ca.crt already counts as one config map
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+    twin.store.create(CONFIGMAPS, admit(twin, CONFIGMAPS, cm, "CREATE"))
+    with pytest.raises(ApiError) as e:
+        admit(twin, CONFIGMAPS, {**cm, "metadata": {"name": "b", "namespace": "default"}}, "CREATE")
+    assert e.value.message.startswith(
+        'configmaps "b" is forbidden: exceeded quota: counts, requested: count/configmaps=1'
+    )
+
+
+def test_replicaset_failed_create_and_recovery(twin):
+    twin.store.create(QUOTAS, _quota("memory", {"requests.memory": "1Gi"}))
+    twin.store.create(DEPLOYMENTS, deployment("ad", replicas=1, requests={"memory": "2Gi"}))
+    twin.advance(30)
+    assert pods_of(twin, "ad") == []
+    [rs] = [r for r in twin.store.list(REPLICASETS, "default") if r["metadata"]["name"].startswith("ad-")]
+    evs = events_for(twin, rs["metadata"]["name"], "FailedCreate")
+    # each retry names a new pod; after 9 distinct messages the recorder combines them
+    assert len(evs) == 10
+    combined = [e for e in evs if e["message"].startswith("(combined from similar events): ")]
+    assert len(combined) == 1 and combined[0]["count"] >= 2
+    for ev in evs:
+        assert ev["type"] == "Warning" and ev["source"]["component"] == "replicaset-controller"
+        assert (
+            ev["message"]
+            .removeprefix("(combined from similar events): ")
+            .startswith(f'Error creating: pods "{rs["metadata"]["name"]}-')
+        )
+        assert ev["message"].endswith(
+            "is forbidden: exceeded quota: memory, requested: requests.memory=2Gi, used: requests.memory=0, "
+            "limited: requests.memory=1Gi"
+        )
+    assert condition(rs, "ReplicaFailure")["reason"] == "FailedCreate"
+    d = twin.store.get(DEPLOYMENTS, "default", "ad")
+    assert condition(d, "ReplicaFailure")["status"] == "True"
+    q = twin.store.get(QUOTAS, "default", "memory")
+    assert q["status"] == {"hard": {"requests.memory": "1Gi"}, "used": {"requests.memory": "0"}}
+    # the fix: raise the quota -> the ReplicaSet creates its pod
+    q = clone(q)
+    q["spec"]["hard"]["requests.memory"] = "4Gi"
+    q["metadata"].pop("resourceVersion")
+    twin.store.update(QUOTAS, q)
+    twin.advance(5)
+    assert len(pods_of(twin, "ad")) == 1
+    assert twin.store.get(QUOTAS, "default", "memory")["status"]["used"] == {"requests.memory": "2Gi"}
+    assert condition(twin.store.get(DEPLOYMENTS, "default", "ad"), "ReplicaFailure") is None
+
+
+def test_limit_range_defaults_and_max(twin):
+    twin.store.create(
+        LIMITRANGES,
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": {"name": "lr", "namespace": "default"},
+            "spec": {
+                "limits": [
+                    {
+                        "type": "Container",
+                        "default": {"memory": "512Mi"},
+                        "defaultRequest": {"memory": "256Mi"},
+                        "max": {"memory": "1Gi"},
+                    }
+                ]
+            },
+        },
+    )
+    pod = admit(twin, PODS, _pod("a"), "CREATE")
+    res = pod["spec"]["containers"][0]["resources"]
+    assert res == {"limits": {"memory": "512Mi"}, "requests": {"memory": "256Mi"}}
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: memory request for container c; memory limit for container c"
+    )
+    with pytest.raises(ApiError) as e:
+        admit(twin, PODS, _pod("b", limits={"memory": "2Gi"}), "CREATE")
+    assert (
+        e.value.message
+        == 'pods "b" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi'
+    )
+
+
+def test_limits_default_requests_and_qos(twin):
+    pod = admit(twin, PODS, _pod("a", limits={"memory": "1Gi", "cpu": "1"}), "CREATE")
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"memory": "1Gi", "cpu": "1"}
+    assert pod["status"]["qosClass"] == "Guaranteed"
+    assert pod["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    assert admit(twin, PODS, _pod("b", requests={"cpu": "1"}), "CREATE")["status"]["qosClass"] == "Burstable"

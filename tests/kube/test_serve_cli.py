@@ -1,0 +1,119 @@
+"""`itbench twin serve` and the ``running_twin`` context manager."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kube_helpers import DEPLOYMENT, KUBECTL, needs_kubectl
+
+from itbench_agents.twin.serve import load_manifest_dir, running_twin
+
+
+@needs_kubectl
+def test_running_twin_serves_a_manifest_folder(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "app.yaml").write_text(DEPLOYMENT)
+    with running_twin(manifests=tmp_path / "m", workdir=tmp_path / "w") as twin:
+        assert twin.endpoints is not None
+        kc = twin.endpoints.kubeconfig
+        assert Path(kc).exists() and json.loads((tmp_path / "w" / "endpoints.json").read_text())["kube_url"]
+        out = subprocess.run(
+            [KUBECTL, "--kubeconfig", kc, "get", "deploy", "web", "-o", "name"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+        assert out.strip() == "deployment.apps/web"
+        url = twin.endpoints.kube_url
+    import requests
+
+    with pytest.raises(requests.ConnectionError):  # closed on exit
+        requests.get(url + "/version", timeout=2)
+
+
+def test_manifest_loader_names_the_bad_file(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "z.yaml").write_text("just: a map\n")
+    with pytest.raises(ValueError, match=r"z\.yaml: document 1 is not a Kubernetes object"):
+        load_manifest_dir(tmp_path)
+    (tmp_path / "z.yaml").write_text("a: [b\n")
+    with pytest.raises(ValueError, match=r"z\.yaml: not valid YAML"):
+        load_manifest_dir(tmp_path)
+    (tmp_path / "z.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"
+    )
+    assert [o["kind"] for o in load_manifest_dir(tmp_path)] == ["Deployment", "Service", "ConfigMap"]
+
+
+@needs_kubectl
+def test_cli_serve_prints_kubeconfig_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "app.yaml").write_text(DEPLOYMENT)
+    env = {**os.environ, "ITBENCH_SEED": "3"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "itbench_agents.cli",
+            "twin",
+            "serve",
+            "--manifests",
+            str(tmp_path / "m"),
+            "--kubeconfig",
+            str(tmp_path / "kc"),
+            "--endpoints",
+            str(tmp_path / "ep.json"),
+            "--workdir",
+            str(tmp_path / "w"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "ep.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert (tmp_path / "ep.json").exists(), proc.stdout.read() if proc.stdout else ""
+        ep = json.loads((tmp_path / "ep.json").read_text())
+        assert ep["kubeconfig"] == str(tmp_path / "kc") and ep["kube_url"].startswith("http://127.0.0.1:")
+        pods = subprocess.run(
+            [KUBECTL, "--kubeconfig", str(tmp_path / "kc"), "get", "svc", "web", "-o", "name"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert pods.stdout.strip() == "service/web"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert str(tmp_path / "kc") in out and "get pods -A" in out and "stopping" in out
+
+
+def test_cli_rejects_both_app_and_manifests(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "itbench_agents.cli",
+            "twin",
+            "serve",
+            "--app",
+            "otel-demo",
+            "--manifests",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0 and "not both" in (proc.stdout + proc.stderr)
