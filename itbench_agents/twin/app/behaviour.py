@@ -1,0 +1,416 @@
+"""The behaviour model: cluster state → container verdicts, resource usage and app health.
+
+:class:`BehaviourModel` is the twin's :class:`~itbench_agents.twin.runtime.ContainerRuntime` and the
+writer of ``twin.health``. It subscribes to the store; on any change that matters it schedules one
+recompute (``key="health"``) that evaluates the call graph (``propagation.py``) and appends an
+:class:`~itbench_agents.twin.health.AppHealth` snapshot at the scheduler's current time. Time-driven
+changes (chaos ``duration`` running out, Kafka lag, memory leaks) schedule their own recomputes.
+Nothing here reads scenario ground truth: only objects in the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..faults.chaos import CHAOS_GRS, GROUP, chaos_crds, pick, selects, validate_chaos
+from ..faults.containers import VerdictInputs, common_images, decide, is_running, quantity, started_at
+from ..faults.effects import Effects, chaos_effects, flag_effects
+from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
+from ..faults.schedule import SCHEDULES, ScheduleRunner
+from ..kube.store import ChangeEvent, GroupResource, clone
+from ..runtime import ContainerVerdict, ResourceUsage
+from .cluster import CONFIGMAPS, PODS, ClusterView, matches, resolve_env
+from .model import AppModel
+from .network import connect
+from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
+
+if TYPE_CHECKING:
+    from ..instance import Twin
+
+Obj = dict[str, Any]
+CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
+NAMESPACES = GroupResource("", "namespaces")
+log = logging.getLogger(__name__)
+
+_RELEVANT = {
+    GroupResource("", "pods"),
+    GroupResource("", "services"),
+    GroupResource("", "configmaps"),
+    GroupResource("", "secrets"),
+    GroupResource("", "nodes"),
+    GroupResource("apps", "deployments"),
+    GroupResource("apps", "statefulsets"),
+    GroupResource("networking.k8s.io", "networkpolicies"),
+    *CHAOS_GRS.values(),
+}
+PERIODIC_S = 15.0
+MIN_INTERVAL_S = 1.0
+"""Health is recomputed at most once per virtual second (a burst of changes is one snapshot)."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    ok: bool
+    detail: str
+
+
+class BehaviourModel:
+    """The app's behaviour inside one twin."""
+
+    def __init__(self, twin: Twin, app: AppModel) -> None:
+        self.twin = twin
+        self.app = app
+        self.env_snaps: dict[tuple[str, str], dict[str, str]] = {}
+        self.flag_snaps: dict[str, str] = {}
+        self.chaos_seen: dict[str, float] = {}
+        self.lags: dict[str, LagState] = {}
+        self.leaks: dict[tuple[str, str], Leak] = {}
+        """Memory leaked per running container (kept until that container restarts)."""
+        self.loads: dict[str, ServiceLoad] = {}
+        self.last: Result | None = None
+        self.ignored: list[str] = []
+        self.catalogue = [*app.behaviour.images, *common_images()]
+        self._by_workload = {
+            (svc.workload or name): name for name, svc in app.behaviour.services.items() if not svc.external
+        }
+        self._cache_key: tuple[int, float] | None = None
+        self._cache: tuple[ClusterView, Effects] | None = None
+        self._flag_cache: dict[str, dict[str, float]] = {}
+        self._last_recompute = float("-inf")
+        self._pending_at: float | None = None
+        self.schedules = ScheduleRunner(twin)
+        self._install_api()
+        twin.store.subscribe(self._on_change)
+        self._schedule()
+
+    # ------------------------------------------------------------------ API objects
+    def _install_api(self) -> None:
+        """Install Chaos Mesh as a cluster would have it: its CRDs and its ``chaos-mesh`` namespace
+        (where ITBench creates its experiments), plus the admission checks."""
+        store = self.twin.store
+        if store.get(NAMESPACES, "", "chaos-mesh") is None:
+            store.create(
+                NAMESPACES,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {
+                        "name": "chaos-mesh",
+                        "labels": {"kubernetes.io/metadata.name": "chaos-mesh"},
+                    },
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )
+        for crd in chaos_crds():
+            if store.get(CRDS, "", crd["metadata"]["name"]) is None:
+                store.create(CRDS, crd)
+        for gr in CHAOS_GRS.values():
+            self.twin.validators.setdefault(gr, []).append(validate_chaos)
+        src = self.app.behaviour.flags.source
+        self.twin.validators.setdefault(CONFIGMAPS, []).append(make_flag_validator(src.configmap, src.key))
+
+    # ------------------------------------------------------------------ change tracking
+    def _on_change(self, ev: ChangeEvent) -> None:
+        if ev.gr not in _RELEVANT:
+            return
+        ns = ev.namespace
+        chaos = ev.gr.group == GROUP
+        if not chaos and ns not in ("", self.app.namespace):
+            return
+        if ev.gr == PODS and ev.type == "ADDED":
+            self._snapshot_pod(ev.obj)
+        if ev.gr == SCHEDULES:
+            obj, deleted = ev.obj, ev.type == "DELETED"
+            key = ("chaos-schedule-change", obj["metadata"].get("uid"))
+            self.twin.scheduler.soon(lambda: self.schedules.changed(obj, deleted), key=key)
+            return
+        if chaos and ev.type == "ADDED":
+            uid = ev.obj["metadata"].get("uid", "")
+            self.chaos_seen[uid] = ev.time
+            obj = ev.obj
+            self.twin.scheduler.soon(lambda: self._chaos_started(obj), key=("chaos-start", uid))
+        self._schedule()
+
+    def _schedule(self) -> None:
+        now = self.twin.scheduler.now()
+        at = max(now, self._last_recompute + MIN_INTERVAL_S)
+        pending = self._pending_at
+        if pending is not None and pending <= at and pending >= now:
+            return
+        self._pending_at = at
+        self.twin.scheduler.at(at, self.recompute, key="health")
+
+    def _snapshot_pod(self, pod: Obj) -> None:
+        """What a process reads once at start: its env, and flagd's copy of the flag file."""
+        uid = pod["metadata"].get("uid", "")
+        for c in pod.get("spec", {}).get("containers") or []:
+            res = resolve_env(c, self.app.namespace, self.twin.store, pod)
+            if not res.errors:
+                self.env_snaps[(uid, c.get("name", ""))] = res.env
+        src = self.app.behaviour.flags.source
+        cm = self.twin.store.get(CONFIGMAPS, self.app.namespace, src.configmap)
+        if cm is not None and src.key in (cm.get("data") or {}):
+            self.flag_snaps[uid] = str(cm["data"][src.key])
+
+    def _chaos_started(self, obj: Obj) -> None:
+        kind = obj.get("kind", "")
+        gr = CHAOS_GRS.get(kind)
+        if gr is None:
+            return
+        meta = obj["metadata"]
+        current = self.twin.store.get(gr, meta.get("namespace", ""), meta["name"])
+        if current is None or current["metadata"].get("uid") != meta.get("uid"):
+            return
+        spec = current.get("spec") or {}
+        if kind == "PodChaos" and spec.get("action") == "pod-kill":
+            self._kill_pods(current, spec)
+        self._set_status(gr, current, injected=True)
+        view, _ = self._view_and_effects(self.twin.scheduler.now())
+        ch = next((c for c in view.chaos if c.uid == meta.get("uid")), None)
+        if ch is not None and ch.end is not None:
+            self.twin.scheduler.at(
+                ch.end, lambda: self._chaos_ended(gr, meta), key=("chaos-end", meta.get("uid"))
+            )
+
+    def _chaos_ended(self, gr: GroupResource, meta: Obj) -> None:
+        current = self.twin.store.get(gr, meta.get("namespace", ""), meta["name"])
+        if current is not None and current["metadata"].get("uid") == meta.get("uid"):
+            self._set_status(gr, current, injected=False)
+        self.recompute()
+
+    def _set_status(self, gr: GroupResource, obj: Obj, *, injected: bool) -> None:
+        new = clone(obj)
+        t = self.twin.scheduler.now()
+        from ..kube.store import rfc3339
+
+        new["status"] = {
+            "experiment": {"desiredPhase": "Run" if injected else "Stop"},
+            "conditions": [
+                {"type": "Selected", "status": "True", "lastTransitionTime": rfc3339(t)},
+                {"type": "AllInjected", "status": str(injected), "lastTransitionTime": rfc3339(t)},
+                {"type": "AllRecovered", "status": str(not injected), "lastTransitionTime": rfc3339(t)},
+                {"type": "Paused", "status": "False", "lastTransitionTime": rfc3339(t)},
+            ],
+        }
+        try:
+            self.twin.store.update(gr, new, status_only=True)
+        except Exception as e:  # the object changed meanwhile: the next event recomputes anyway
+            log.debug("chaos status update skipped: %s", e)
+
+    def _kill_pods(self, obj: Obj, spec: Obj) -> None:
+        from ..faults.chaos import ActiveChaos, selector_of
+
+        namespaces, labels, names = selector_of(spec, obj["metadata"].get("namespace", "default"))
+        ch = ActiveChaos(
+            "PodChaos", obj["metadata"]["name"], obj["metadata"].get("namespace", ""), "", spec, 0.0, None,
+            "pod-kill", namespaces, labels, names,
+        )  # fmt: skip
+        pods = [
+            p
+            for p in self.twin.store.list(PODS)
+            if selects(ch, p) and not p["metadata"].get("deletionTimestamp")
+        ]
+        for p in pick(ch, pods):
+            self.twin.store.delete(PODS, p["metadata"]["namespace"], p["metadata"]["name"])
+
+    # ------------------------------------------------------------------ health
+    def _view_and_effects(self, now: float) -> tuple[ClusterView, Effects]:
+        key = (self.twin.store.resource_version, now)
+        if self._cache_key != key or self._cache is None:
+            view = ClusterView(self.twin.store, self.app, now, self.env_snaps, self.chaos_seen)
+            fx = Effects()
+            flag_effects(fx, self.app.behaviour.flags.effects, self.flag_values(view))
+            chaos_effects(fx, view)
+            self._cache_key, self._cache = key, (view, fx)
+        return self._cache
+
+    def flag_values(self, view: ClusterView) -> dict[str, float]:
+        """Flag values as the running flagd serves them (none when flagd is down: code defaults)."""
+        src = self.app.behaviour.flags.source
+        if src.service not in self.app.behaviour.services:
+            return {}
+        insts = view.serving(src.service)
+        if not insts:
+            return {}
+        text = None
+        if src.reload == "on_restart":
+            text = self.flag_snaps.get(insts[0].pod["metadata"].get("uid", ""))
+        if text is None:
+            cm = view.store.get(CONFIGMAPS, view.ns, src.configmap)
+            text = str(((cm or {}).get("data") or {}).get(src.key, ""))
+        if not text:
+            return {}
+        if text not in self._flag_cache:
+            try:
+                self._flag_cache[text] = flag_values(parse_flag_file(text))
+            except ValueError as e:
+                self.ignored.append(
+                    f"flagd: cannot parse {src.configmap}/{src.key}: {e}; serving code defaults"
+                )
+                self._flag_cache[text] = {}
+            if len(self._flag_cache) > 64:
+                self._flag_cache.pop(next(iter(self._flag_cache)))
+        return self._flag_cache[text]
+
+    def recompute(self) -> None:
+        now = self.twin.scheduler.now()
+        self._last_recompute, self._pending_at = now, None
+        view, fx = self._view_and_effects(now)
+        result = Propagation(view, fx, self.lags, self.leaks).run(now)
+        self.lags, self.loads, self.last = result.lags, result.load, result
+        self._update_leaks(view, now)
+        self.ignored.extend(x for x in fx.ignored if x not in self.ignored)
+        self.twin.health.append(result.health)
+        if any(st.growth or st.lag > 0 for st in result.lags.values()) or any(
+            lk.rate for lk in self.leaks.values()
+        ):
+            self.twin.scheduler.at(now + PERIODIC_S, self.recompute, key="health-periodic")
+
+    def _update_leaks(self, view: ClusterView, now: float) -> None:
+        """Carry each running container's leaked bytes forward at the new leak rate; a restart resets."""
+        leaks: dict[tuple[str, str], Leak] = {}
+        for s, ld in self.loads.items():
+            for inst in view.serving(s):
+                name = inst.container.get("name", "")
+                key = (inst.pod["metadata"].get("uid", ""), name)
+                start = started_at(inst.pod, name, False, now)
+                rec = self.leaks.get(key)
+                before = rec.at(now) if rec and rec.started == start else 0.0
+                if before or ld.leak_bytes_per_s_per_pod:
+                    leaks[key] = Leak(start, before, ld.leak_bytes_per_s_per_pod, now)
+        self.leaks = leaks
+
+    def _leaked(self, pod: Obj, container: Obj, now: float) -> float | None:
+        key = (pod.get("metadata", {}).get("uid", ""), container.get("name", ""))
+        rec = self.leaks.get(key)
+        if rec is None or rec.started != started_at(pod, container.get("name", ""), False, now):
+            return None
+        return rec.at(now)
+
+    # ------------------------------------------------------------------ ContainerRuntime
+    def service_for_pod(self, pod: Obj) -> str | None:
+        """The app service a pod belongs to: its owner's Deployment (ReplicaSet ``<deploy>-<hash>``,
+        StatefulSet) when that workload's selector matches, else a selector scan."""
+        meta = pod.get("metadata", {})
+        if meta.get("namespace") != self.app.namespace:
+            return None
+        labels = meta.get("labels") or {}
+        from .cluster import DEPLOYMENTS, STATEFULSETS
+
+        candidates = []
+        for ref in meta.get("ownerReferences") or []:
+            name = str(ref.get("name", ""))
+            candidates.append(name.rsplit("-", 1)[0] if ref.get("kind") == "ReplicaSet" else name)
+        by_workload = self._by_workload
+        for w in candidates:
+            if w in by_workload:
+                for gr in (DEPLOYMENTS, STATEFULSETS):
+                    obj = self.twin.store.get(gr, self.app.namespace, w)
+                    if obj is not None:
+                        sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+                        if matches(sel, labels):
+                            return by_workload[w]
+        for w, name in by_workload.items():
+            for gr in (DEPLOYMENTS, STATEFULSETS):
+                obj = self.twin.store.get(gr, self.app.namespace, w)
+                if obj is not None:
+                    sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+                    if matches(sel, labels):
+                        return name
+        return None
+
+    def verdict(
+        self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
+    ) -> ContainerVerdict:
+        view, fx = self._view_and_effects(now)
+        service = self.service_for_pod(pod)
+        spec = self.app.behaviour.services.get(service) if service else None
+        inp = VerdictInputs(
+            view=view,
+            service=service,
+            spec=spec,
+            load=self.loads.get(service) if service else None,
+            catalogue=self.catalogue,
+            flag_not_serving=fx.not_serving.get(service) if service else None,
+        )
+        if spec is not None and service is not None:
+            extra = fx.memory.get(service, 0.0)
+            base = self.loads.get(service) or ServiceLoad()
+            inp.load = ServiceLoad(
+                base.cpu_demand_per_pod, base.cpu_limit, base.throttle, base.leak_bytes_per_s_per_pod, extra
+            )
+            if fx.leak_per_request.get(service) and not base.leak_bytes_per_s_per_pod:
+                rate = sum(self._op_rate(service, o) for o in spec.operations)
+                inp.load.leak_bytes_per_s_per_pod = fx.leak_per_request[service] * max(rate, 0.1)
+        key = (pod.get("metadata", {}).get("uid", ""), container.get("name", ""))
+        started_env = None
+        if is_running(pod, container.get("name", ""), init):
+            started_env = self.env_snaps.get(key)
+            inp.leaked_now = self._leaked(pod, container, now)
+        elif not init:
+            res = resolve_env(container, self.app.namespace, self.twin.store, pod)
+            if not res.errors:
+                self.env_snaps[key] = res.env  # a (re)started process reads its env now
+        return decide(inp, pod, container, init=init, node=node, now=now, started_env=started_env)
+
+    def _op_rate(self, service: str, op: str) -> float:
+        last = self.twin.health.at(self.twin.scheduler.now())
+        if last is None or service not in last.services:
+            return 0.0
+        return sum(o.rate for o in last.services[service].operations if o.operation == op)
+
+    def usage(self, pod: Obj, container: Obj, now: float) -> ResourceUsage:
+        service = self.service_for_pod(pod)
+        spec = self.app.behaviour.services.get(service) if service else None
+        res = container.get("resources") or {}
+        lim = res.get("limits") or {}
+        mem_limit = quantity(lim.get("memory"))
+        if spec is None or container.get("name") != (spec.container or service):
+            req = res.get("requests") or {}
+            return ResourceUsage(
+                (quantity(req.get("cpu"), 0.005) or 0.005) / 2,
+                (quantity(req.get("memory"), 16 * 2**20) or 0.0) / 2,
+            )
+        ld = self.loads.get(service or "") or ServiceLoad(spec.resources.cpu)
+        cpu = min(ld.cpu_demand_per_pod, ld.cpu_limit) if ld.cpu_limit else ld.cpu_demand_per_pod
+        start = started_at(pod, container.get("name", ""), False, now)
+        leaked = self._leaked(pod, container, now)
+        if leaked is None:
+            leaked = ld.leak_bytes_per_s_per_pod * max(0.0, now - start)
+        mem = spec.resources.memory + ld.extra_memory + leaked
+        if mem_limit is not None:
+            mem = min(mem, mem_limit)
+        return ResourceUsage(round(cpu, 6), round(mem, 1))
+
+    # ------------------------------------------------------------------ functional probe
+    def probe(self, now: float | None = None) -> ProbeResult:
+        """An end-to-end user request through the entry service: does it succeed in time?"""
+        with self.twin.lock:
+            t = self.twin.scheduler.now() if now is None else now
+            view, fx = self._view_and_effects(t)
+            prop = Propagation(view, fx, self.lags, self.leaks)
+            result = prop.run(t)
+            b = self.app.behaviour
+            load_deps = b.services[b.load.service].dependencies
+            for s, o in b.probe.operations:
+                out = result.outcomes[(s, o)]
+                reach = 1.0
+                why = ""
+                if s in load_deps:
+                    conn = connect(view, None, s, load_deps[s], {})
+                    reach = conn.reach
+                    why = conn.symptoms[0][1] if conn.symptoms else ""
+                elif not view.serving(s):
+                    reach, why = 0.0, f"{s} has no ready pods"
+                err = 1 - reach * (1 - out.err)
+                if err > b.probe.max_error_ratio:
+                    first = why or next((m for _, m, r, _ in out.symptoms if r > 0), "")
+                    return ProbeResult(False, f"{s} {o}: {err:.0%} of requests fail: {first}".rstrip(": "))
+                if out.p95 > b.probe.timeout_ms:
+                    return ProbeResult(
+                        False, f"{s} {o}: p95 latency {out.p95:.0f} ms > {b.probe.timeout_ms:.0f} ms"
+                    )
+            return ProbeResult(True, f"{len(b.probe.operations)} probe request(s) succeeded")
