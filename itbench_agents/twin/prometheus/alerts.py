@@ -1,0 +1,525 @@
+"""Alerting rules as data (``scenarios/rules/*.yaml``, Prometheus rule-file format) evaluated on the
+twin's virtual clock.
+
+Evaluation timestamps are the multiples of the group interval (15 s) after the twin started, so the
+answers are deterministic whatever the wall-clock timing of the requests. Evaluation is lazy: asking
+for alerts at time ``now`` first catches up on every missed evaluation, by running each rule as one
+range query over the missed steps (identical to instant queries at each step) and replaying
+Prometheus' state machine: inactive → pending → firing (after ``for:``) → resolved (kept 15 min, as
+Prometheus keeps resolved alerts for Alertmanager).
+
+Templating of labels/annotations supports ``{{ $labels.name }}``, ``{{ $value }}``,
+``{{ $value | humanize }}`` and ``{{ printf "%.2f" $value }}`` (the forms the rule files use).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..telemetry.sources import STALE_NAN, Matcher, MetricMetadata, Series, SeriesSource, match_all
+from .engine import Engine, parse
+from .memstore import MemorySeriesSource
+from .values import LabelKey, Labels, PromQLError, label_key
+
+RESOLVED_RETENTION_S = 15 * 60.0
+
+
+def parse_duration_s(text: str) -> float:
+    """A Prometheus duration (``1m``, ``1h30m``, ``0s``) in seconds."""
+    import promql_parser as pp
+
+    text = str(text).strip()
+    if re.fullmatch(r"0+[smhdwy]?s?", text) or text == "0":
+        return 0.0
+    try:
+        return pp.parse_duration(text).total_seconds()
+    except BaseException as exc:  # noqa: BLE001 - the binding raises ValueError (or a panic type)
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        raise ValueError(f"not a valid duration string: {text!r}") from None
+
+
+# --------------------------------------------------------------------------- rule files (saved data)
+class AlertingRule(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    alert: str
+    expr: str
+    for_: str = Field("0s", alias="for")
+    keep_firing_for: str = "0s"
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("expr")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        try:
+            parse(v)
+        except PromQLError as exc:
+            raise ValueError(exc.message) from None
+        return v
+
+    @field_validator("for_", "keep_firing_for")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        parse_duration_s(v)
+        return v
+
+    @field_validator("alert")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", v):
+            raise ValueError(f"invalid alert name: {v!r}")
+        return v
+
+    @property
+    def hold_s(self) -> float:
+        return parse_duration_s(self.for_)
+
+
+class RuleGroup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    interval: str = "15s"
+    rules: list[AlertingRule]
+
+    @field_validator("interval")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        if parse_duration_s(v) <= 0:
+            raise ValueError("interval must be positive")
+        return v
+
+
+class RuleFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    groups: list[RuleGroup]
+
+
+class RuleFileError(ValueError):
+    pass
+
+
+def load_rule_file(path: Path) -> list[RuleGroup]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {"groups": []}
+    except yaml.YAMLError as exc:
+        raise RuleFileError(f"{path}: invalid YAML: {exc}") from None
+    try:
+        return RuleFile.model_validate(data).groups
+    except ValidationError as exc:
+        raise RuleFileError(f"{path}: {exc}") from None
+
+
+def load_rules(folder: Path) -> list[tuple[str, RuleGroup]]:
+    """(file, group) for every ``*.yaml`` / ``*.yml`` rule file in ``folder`` (sorted)."""
+    out: list[tuple[str, RuleGroup]] = []
+    if not folder.is_dir():
+        return out
+    for p in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+        out.extend((str(p), g) for g in load_rule_file(p))
+    return out
+
+
+# --------------------------------------------------------------------------- templating
+_TPL = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
+
+
+def fmt_value(v: float) -> str:
+    """Go's ``%v`` for float64 (shortest representation)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    r = repr(float(v))
+    return r[:-2] if r.endswith(".0") else r
+
+
+def humanize(v: float) -> str:
+    if v == 0 or math.isnan(v) or math.isinf(v):
+        return fmt_value(v)
+    prefixes = ["", "k", "M", "G", "T", "P", "E", "Z", "Y"]
+    small = ["", "m", "u", "n", "p", "f", "a", "z", "y"]
+    a = abs(v)
+    if a >= 1:
+        i = 0
+        while a >= 1000 and i < len(prefixes) - 1:
+            a /= 1000
+            v /= 1000
+            i += 1
+        return f"{v:.4g}{prefixes[i]}"
+    i = 0
+    while a < 1 and i < len(small) - 1:
+        a *= 1000
+        v *= 1000
+        i += 1
+    return f"{v:.4g}{small[i]}"
+
+
+def expand_template(text: str, labels: Labels, value: float) -> str:
+    def rep(m: re.Match[str]) -> str:
+        expr = m.group(1).strip()
+        lm = re.fullmatch(r"\$labels\.([A-Za-z_][A-Za-z0-9_]*)", expr)
+        if lm:
+            return labels.get(lm.group(1), "")
+        lm = re.fullmatch(r'index\s+\$labels\s+"([^"]*)"', expr)
+        if lm:
+            return labels.get(lm.group(1), "")
+        if expr == "$value":
+            return fmt_value(value)
+        if re.fullmatch(r"\$value\s*\|\s*humanize", expr):
+            return humanize(value)
+        if re.fullmatch(r"\$value\s*\|\s*humanizePercentage", expr):
+            return f"{value * 100:.4g}%"
+        pm = re.fullmatch(r'printf\s+"([^"]*)"\s+\$value', expr)
+        if pm:
+            try:
+                return pm.group(1) % value
+            except (TypeError, ValueError):
+                return m.group(0)
+        return m.group(0)
+
+    return _TPL.sub(rep, text)
+
+
+# --------------------------------------------------------------------------- state
+@dataclass
+class Alert:
+    name: str
+    labels: Labels
+    annotations: dict[str, str]
+    state: str  # pending | firing | inactive (resolved)
+    active_at: float
+    value: float
+    fired_at: float | None = None
+    resolved_at: float | None = None
+    last_sent: float | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.state == "inactive"
+
+
+@dataclass
+class AlertHistory:
+    """Evaluation timestamps (ms) at which one alert was in one state, with its activeAt."""
+
+    labels: Labels
+    ts_ms: list[int] = field(default_factory=list)
+    active_at: list[float] = field(default_factory=list)
+
+    def add(self, ts: float, active_at: float) -> None:
+        self.ts_ms.append(int(round(ts * 1000)))
+        self.active_at.append(active_at)
+
+
+def rfc3339(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class RuleState:
+    rule: AlertingRule
+    group: str
+    file: str
+    interval_s: float
+    alerts: dict[LabelKey, Alert] = field(default_factory=dict)
+    health: str = "unknown"
+    last_error: str = ""
+    last_evaluation: float | None = None
+
+    def state(self) -> str:
+        states = {a.state for a in self.alerts.values()}
+        if "firing" in states:
+            return "firing"
+        if "pending" in states:
+            return "pending"
+        return "inactive"
+
+
+class AlertEngine:
+    """Evaluates alerting rules over a series source on a virtual timeline."""
+
+    def __init__(
+        self,
+        source: Callable[[], SeriesSource | None],
+        groups: list[tuple[str, RuleGroup]],
+        *,
+        start: float,
+        lock: Any = None,
+    ) -> None:
+        self._source = source
+        self._lock = lock if lock is not None else threading.RLock()
+        self._own = threading.RLock()
+        self.start = float(start)
+        self.states: list[RuleState] = []
+        self.groups = groups
+        for file, g in groups:
+            iv = parse_duration_s(g.interval)
+            for r in g.rules:
+                self.states.append(RuleState(r, g.name, file, iv))
+        self.history: dict[LabelKey, AlertHistory] = {}
+        """Per alert (and state): the evaluation times it was pending/firing, for ``ALERTS`` series."""
+        self.for_state: dict[LabelKey, AlertHistory] = {}
+        """Per alert: the evaluation times it was active, with activeAt (``ALERTS_FOR_STATE``)."""
+        self._next: dict[int, float] = {}
+        for i, st in enumerate(self.states):
+            self._next[i] = math.ceil(self.start / st.interval_s) * st.interval_s
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate_until(self, now: float) -> None:
+        """Run every evaluation due at or before ``now`` (multiples of the group interval)."""
+        with self._lock, self._own:
+            src = self._source()
+            engine = Engine(src if src is not None else MemorySeriesSource(), timeout_s=60.0)
+            for i, st in enumerate(self.states):
+                first = self._next[i]
+                last = math.floor(now / st.interval_s) * st.interval_s
+                if last < first:
+                    continue
+                self._evaluate_range(engine, st, first, last)
+                self._next[i] = last + st.interval_s
+
+    def _evaluate_range(self, engine: Engine, st: RuleState, first: float, last: float) -> None:
+        step_ms = int(round(st.interval_s * 1000))
+        start_ms, end_ms = int(round(first * 1000)), int(round(last * 1000))
+        n = (end_ms - start_ms) // step_ms + 1
+        per_step: list[dict[LabelKey, tuple[Labels, float]]] = [{} for _ in range(n)]
+        try:
+            # long catch-ups run in chunks below the 11,000-points limit
+            chunk = 10_000
+            for c0 in range(0, n, chunk):
+                c1 = min(n, c0 + chunk) - 1
+                res = engine.range(st.rule.expr, start_ms + c0 * step_ms, start_ms + c1 * step_ms, step_ms)
+                for lb, ts, vs in res.matrix:
+                    lb2 = {k: v for k, v in lb.items() if k != "__name__"}
+                    for t, v in zip(ts.tolist(), vs.tolist(), strict=True):
+                        j = (int(t) - start_ms) // step_ms
+                        per_step[j][label_key(lb2)] = (lb2, float(v))
+            st.health, st.last_error = "ok", ""
+        except PromQLError as exc:
+            st.health, st.last_error = "err", exc.message
+            st.last_evaluation = last
+            return
+        for j in range(n):
+            self._step(st, first + j * st.interval_s, per_step[j])
+        st.last_evaluation = last
+
+    def _step(self, st: RuleState, ts: float, results: dict[LabelKey, tuple[Labels, float]]) -> None:
+        rule = st.rule
+        seen: set[LabelKey] = set()
+        for lb, value in results.values():
+            labels = dict(lb)
+            for k, v in rule.labels.items():
+                labels[k] = expand_template(v, lb, value)
+            labels["alertname"] = rule.alert
+            annotations = {k: expand_template(v, lb, value) for k, v in rule.annotations.items()}
+            fp = label_key(labels)
+            seen.add(fp)
+            cur = st.alerts.get(fp)
+            if cur is not None and cur.state != "inactive":
+                cur.value = value
+                cur.annotations = annotations
+                continue
+            st.alerts[fp] = Alert(rule.alert, labels, annotations, "pending", ts, value)
+        for fp, a in list(st.alerts.items()):
+            if fp not in seen:
+                if a.state == "pending" or (
+                    a.resolved_at is not None and ts - a.resolved_at > RESOLVED_RETENTION_S
+                ):
+                    del st.alerts[fp]
+                if a.state != "inactive":
+                    a.state = "inactive"
+                    a.resolved_at = ts
+                continue
+            if a.state == "pending" and ts - a.active_at >= rule.hold_s:
+                a.state = "firing"
+                a.fired_at = ts
+        for a in st.alerts.values():
+            if a.state in ("pending", "firing"):
+                key = label_key({**a.labels, "alertstate": a.state})
+                h = self.history.get(key)
+                if h is None:
+                    h = self.history[key] = AlertHistory({**a.labels, "alertstate": a.state})
+                h.add(ts, a.active_at)
+                fk = label_key(a.labels)
+                fh = self.for_state.get(fk)
+                if fh is None:
+                    fh = self.for_state[fk] = AlertHistory(dict(a.labels))
+                fh.add(ts, a.active_at)
+
+    # ------------------------------------------------------------------ queries
+    def active(self, now: float) -> list[Alert]:
+        """Pending and firing alerts at ``now``."""
+        self.evaluate_until(now)
+        with self._own:
+            return [a for st in self.states for a in st.alerts.values() if a.state in ("pending", "firing")]
+
+    def last_eval_ms(self, alertname: str) -> int | None:
+        """The latest evaluation time (ms) of the rule named ``alertname``."""
+        for st in self.states:
+            if st.rule.alert == alertname and st.last_evaluation is not None:
+                return int(round(st.last_evaluation * 1000))
+        return None
+
+    def firing(self, now: float) -> list[Alert]:
+        return [a for a in self.active(now) if a.state == "firing"]
+
+    def resolved(self, now: float) -> list[Alert]:
+        """Alerts resolved within the last 15 minutes."""
+        self.evaluate_until(now)
+        with self._own:
+            return [a for st in self.states for a in st.alerts.values() if a.state == "inactive"]
+
+    def firing_names(self, now: float) -> set[str]:
+        return {a.name for a in self.firing(now)}
+
+    def rules(self, now: float | None = None) -> list[dict[str, Any]]:
+        """Rule groups in the shape of ``/api/v1/rules`` ``data.groups``."""
+        if now is not None:
+            self.evaluate_until(now)
+        out: list[dict[str, Any]] = []
+        with self._own:
+            by_group: dict[tuple[str, str], list[RuleState]] = {}
+            for st in self.states:
+                by_group.setdefault((st.file, st.group), []).append(st)
+            for (file, name), states in by_group.items():
+                rules = []
+                for st in states:
+                    rules.append(
+                        {
+                            "state": st.state(),
+                            "name": st.rule.alert,
+                            "query": st.rule.expr,
+                            "duration": st.rule.hold_s,
+                            "keepFiringFor": parse_duration_s(st.rule.keep_firing_for),
+                            "labels": dict(st.rule.labels),
+                            "annotations": dict(st.rule.annotations),
+                            "alerts": [alert_json(a) for a in st.alerts.values() if a.state != "inactive"],
+                            "health": st.health,
+                            "lastError": st.last_error,
+                            "evaluationTime": 0.0,
+                            "lastEvaluation": rfc3339(st.last_evaluation)
+                            if st.last_evaluation is not None
+                            else "0001-01-01T00:00:00Z",
+                            "type": "alerting",
+                        }
+                    )
+                out.append(
+                    {
+                        "name": name,
+                        "file": file,
+                        "rules": rules,
+                        "interval": states[0].interval_s,
+                        "limit": 0,
+                        "evaluationTime": 0.0,
+                        "lastEvaluation": rules[0]["lastEvaluation"] if rules else "0001-01-01T00:00:00Z",
+                    }
+                )
+        return out
+
+
+class AlertSeriesSource:
+    """``ALERTS`` and ``ALERTS_FOR_STATE`` series of an :class:`AlertEngine` as a SeriesSource, as
+    Prometheus writes them at each rule evaluation (value 1 / activeAt; a staleness marker at the first
+    evaluation after an alert left that state)."""
+
+    NAMES = ("ALERTS", "ALERTS_FOR_STATE")
+
+    def __init__(self, engine: AlertEngine, now: Callable[[], float]) -> None:
+        self.engine = engine
+        self.now = now
+
+    def _series(self, end_ms: int) -> list[Series]:
+        self.engine.evaluate_until(min(end_ms / 1000.0, float(self.now())))
+        with self.engine._own:
+            alerts = list(self.engine.history.values())
+            for_state = list(self.engine.for_state.values())
+            intervals = {st.rule.alert: st.interval_s for st in self.engine.states}
+        out: list[Series] = []
+        for name, items, value_of in (
+            ("ALERTS", alerts, lambda h, i: 1.0),
+            ("ALERTS_FOR_STATE", for_state, lambda h, i: h.active_at[i]),
+        ):
+            for h in items:
+                alertname = h.labels.get("alertname", "")
+                step = int(round(intervals.get(alertname, 15.0) * 1000))
+                ts: list[int] = []
+                vals: list[float] = []
+                for i, t in enumerate(h.ts_ms):
+                    if i and t - h.ts_ms[i - 1] > step:  # left the state in between: staleness marker
+                        ts.append(h.ts_ms[i - 1] + step)
+                        vals.append(STALE_NAN)
+                    ts.append(t)
+                    vals.append(value_of(h, i))
+                last_eval = self.engine.last_eval_ms(alertname)
+                if ts and last_eval is not None and last_eval > ts[-1]:
+                    ts.append(ts[-1] + step)
+                    vals.append(STALE_NAN)
+                out.append(
+                    Series({**h.labels, "__name__": name}, np.array(ts, dtype=np.int64), np.array(vals))
+                )
+        return out
+
+    def select(self, matchers: Sequence[Matcher], start_ms: int, end_ms: int) -> list[Series]:
+        name_ms = [m for m in matchers if m.name == "__name__"]
+        if name_ms and not any(all(m.matches({"__name__": n}) for m in name_ms) for n in self.NAMES):
+            return []  # not about alerts: no rule evaluation needed
+        res = []
+        for s in self._series(end_ms):
+            if match_all(matchers, s.labels):
+                keep = (s.timestamps_ms >= start_ms) & (s.timestamps_ms <= end_ms)
+                if keep.any():
+                    res.append(Series(s.labels, s.timestamps_ms[keep], s.values[keep]))
+        return res
+
+    def label_names(self, start_ms: int, end_ms: int, matchers: Sequence[Matcher] = ()) -> list[str]:
+        return sorted({k for s in self.select(list(matchers), start_ms, end_ms) for k in s.labels})
+
+    def label_values(
+        self, name: str, start_ms: int, end_ms: int, matchers: Sequence[Matcher] = ()
+    ) -> list[str]:
+        return sorted(
+            {s.labels[name] for s in self.select(list(matchers), start_ms, end_ms) if name in s.labels}
+        )
+
+    def metadata(self) -> dict[str, MetricMetadata]:
+        return {
+            "ALERTS": MetricMetadata("gauge", "Alerts in pending or firing state (value 1)."),
+            "ALERTS_FOR_STATE": MetricMetadata("gauge", "The time (unix seconds) an alert became active."),
+        }
+
+
+def alert_json(a: Alert) -> dict[str, Any]:
+    """An alert as ``/api/v1/alerts`` shows it."""
+    return {
+        "labels": dict(a.labels),
+        "annotations": dict(a.annotations),
+        "state": a.state,
+        "activeAt": rfc3339(a.active_at),
+        "value": fmt_value(a.value),
+    }
+
+
+def install_alerts(twin: Any) -> AlertEngine:
+    """Set ``twin.alerts`` to an :class:`AlertEngine` over ``twin.metrics`` with the rules in
+    ``scenarios/rules/``, evaluating from the twin's start time."""
+    from ...paths import scenarios_dir
+
+    groups = load_rules(scenarios_dir() / "rules")
+    engine = AlertEngine(lambda: twin.metrics, groups, start=float(twin.created_at), lock=twin.lock)
+    twin.alerts = engine
+    return engine

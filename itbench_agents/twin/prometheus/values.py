@@ -1,0 +1,157 @@
+"""Value types of the PromQL evaluator and the query result shape the HTTP API serialises.
+
+The evaluator works "range-first" like Prometheus: every expression is evaluated over all steps of
+the query at once, so a series is one numpy array of values plus a presence mask over the steps.
+An instant query is a range query with a single step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+Labels = dict[str, str]
+LabelKey = tuple[tuple[str, str], ...]
+
+
+def label_key(labels: Labels) -> LabelKey:
+    return tuple(sorted(labels.items()))
+
+
+def labels_str(labels: Labels) -> str:
+    """Prometheus 3's ``labels.String()``: ``{__name__="x", a="1"}``, names sorted."""
+    return "{" + ", ".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items())) + "}"
+
+
+def _escape(v: str) -> str:
+    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class PromQLError(Exception):
+    """A query error with the Prometheus API error type (bad_data → 400, execution → 422, timeout → 503)."""
+
+    def __init__(self, message: str, error_type: str = "execution") -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_type = error_type
+
+
+@dataclass
+class VSeries:
+    """One series of an instant-vector expression, evaluated over all steps."""
+
+    labels: Labels
+    values: np.ndarray  # float64, one per step
+    present: np.ndarray  # bool, one per step
+    drop_name: bool = False  # delayed __name__ removal (Prometheus 3 semantics)
+    sample_ts: np.ndarray | None = None  # int64 ms of the selected sample (for timestamp())
+
+
+@dataclass
+class Vector:
+    series: list[VSeries]
+
+
+@dataclass
+class Scalar:
+    values: np.ndarray  # float64, one per step
+
+
+@dataclass
+class String:
+    value: str
+
+
+@dataclass
+class RSeries:
+    """Raw samples of one series (stale markers removed) for range-vector functions."""
+
+    labels: Labels
+    ts: np.ndarray  # int64 ms
+    vals: np.ndarray  # float64
+    drop_name: bool = False
+
+
+@dataclass
+class RangeVector:
+    """A range vector over all steps: per step ``i`` the window is ``(ends[i] - range_ms, ends[i]]``."""
+
+    series: list[RSeries]
+    ends: np.ndarray  # int64 ms, window end per step (after @ and offset)
+    range_ms: int
+    ext: str | None = (
+        None  # "anchored" | "smoothed" (extended range selectors); samples then reach beyond the window
+    )
+
+    def bounds(self, s: RSeries) -> tuple[np.ndarray, np.ndarray]:
+        lo = np.searchsorted(s.ts, self.ends - self.range_ms, side="right")
+        hi = np.searchsorted(s.ts, self.ends, side="right")
+        return lo, hi
+
+
+Value = Vector | Scalar | String | RangeVector
+
+
+# --------------------------------------------------------------------------- query results
+ResultType = Literal["vector", "matrix", "scalar", "string"]
+
+
+@dataclass
+class QueryResult:
+    result_type: ResultType
+    vector: list[tuple[Labels, int, float]] = field(default_factory=list)
+    matrix: list[tuple[Labels, np.ndarray, np.ndarray]] = field(default_factory=list)
+    scalar: tuple[int, float] | None = None
+    string: tuple[int, str] | None = None
+    warnings: list[str] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        """The ``data`` object of a Prometheus ``/api/v1/query(_range)`` response."""
+        if self.result_type == "vector":
+            res: object = [{"metric": lb, "value": [t / 1000, fmt_float(v)]} for lb, t, v in self.vector]
+        elif self.result_type == "matrix":
+            res = [
+                {
+                    "metric": lb,
+                    "values": [[int(t) / 1000, fmt_float(float(v))] for t, v in zip(ts, vs, strict=True)],
+                }
+                for lb, ts, vs in self.matrix
+            ]
+        elif self.result_type == "scalar":
+            assert self.scalar is not None
+            res = [self.scalar[0] / 1000, fmt_float(self.scalar[1])]
+        else:
+            assert self.string is not None
+            res = [self.string[0] / 1000, self.string[1]]
+        return {"resultType": self.result_type, "result": res}
+
+
+def fmt_float(v: float) -> str:
+    """Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` as Prometheus' JSON writes sample values."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    r = repr(float(v))
+    if "e" in r or "E" in r:
+        return np.format_float_positional(v, trim="-")
+    if r.endswith(".0"):
+        return r[:-2]
+    return r
+
+
+def fmt_label_value(v: float) -> str:
+    """Value formatting of ``count_values`` (same as the JSON sample format)."""
+    return fmt_float(v)
+
+
+STALE_BITS = np.uint64(0x7FF0000000000002)
+
+
+def stale_mask(vals: np.ndarray) -> np.ndarray:
+    """Boolean mask of the staleness markers in ``vals``."""
+    return np.ascontiguousarray(vals, dtype=np.float64).view(np.uint64) == STALE_BITS

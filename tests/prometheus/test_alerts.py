@@ -1,0 +1,144 @@
+"""Alert rules evaluated on a virtual timeline: for-durations, state machine, templating, rule files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from itbench_agents.paths import scenarios_dir
+from itbench_agents.twin.prometheus.alerts import (
+    AlertEngine,
+    RuleFileError,
+    expand_template,
+    install_alerts,
+    load_rule_file,
+    load_rules,
+)
+from itbench_agents.twin.prometheus.synthetic import Scenario, generate
+
+SC = Scenario()
+T0 = SC.start_s
+
+
+@pytest.fixture(scope="module")
+def source() -> Any:
+    return generate(SC)
+
+
+def _engine(source: Any) -> AlertEngine:
+    return AlertEngine(lambda: source, load_rules(scenarios_dir() / "rules"), start=T0)
+
+
+def _state(engine: AlertEngine, now: float, name: str, **labels: str) -> str:
+    engine.evaluate_until(now)
+    for st in engine.states:
+        for a in st.alerts.values():
+            if a.name == name and all(a.labels.get(k) == v for k, v in labels.items()):
+                return a.state
+    return "absent"
+
+
+def test_error_burst_goes_pending_firing_resolved(source: Any) -> None:
+    e = _engine(source)
+    burst, end = T0 + SC.error_from_s, T0 + SC.error_to_s
+    assert _state(e, burst - 60, "HighRequestErrorRate", service_name="payment") == "absent"
+    assert _state(e, burst + 30, "HighRequestErrorRate", service_name="payment") == "pending"  # for: 1m
+    assert _state(e, burst + 90, "HighRequestErrorRate", service_name="payment") == "firing"
+    assert "HighRequestErrorRate" in e.firing_names(burst + 90)
+    # only the faulty service alerts
+    assert {a.labels["service_name"] for a in e.firing(burst + 90) if a.name == "HighRequestErrorRate"} == {
+        "payment"
+    }
+    assert "HighRequestLatency" in e.firing_names(burst + 150)
+    # the 2m rate window empties after the burst: resolved, kept 15 min for Alertmanager, then dropped
+    assert _state(e, end + 180, "HighRequestErrorRate", service_name="payment") == "inactive"
+    assert any(a.name == "HighRequestErrorRate" for a in e.resolved(end + 180))
+    assert "HighRequestErrorRate" not in e.firing_names(end + 180)
+    assert _state(e, end + 180 + 16 * 60, "HighRequestErrorRate", service_name="payment") == "absent"
+
+
+def test_pending_pod_alert_waits_for_two_minutes(source: Any) -> None:
+    e = _engine(source)
+    t = T0 + SC.pending_from_s
+    pod = SC.pending_pod
+    assert _state(e, t + 60, "PendingPodsDetected", pod=pod) == "pending"
+    assert _state(e, t + 110, "PendingPodsDetected", pod=pod) == "pending"
+    assert _state(e, t + 140, "PendingPodsDetected", pod=pod) == "firing"
+    alert = next(a for a in e.firing(t + 140) if a.name == "PendingPodsDetected")
+    assert alert.labels["service_name"] == "checkout" and alert.labels["namespace"] == "otel-demo"
+    assert alert.annotations["summary"] == f"Pending pod {pod}"
+    assert _state(e, T0 + SC.pending_to_s + 30, "PendingPodsDetected", pod=pod) == "inactive"
+
+
+def test_evaluation_is_deterministic_whatever_the_request_pattern(source: Any) -> None:
+    t = T0 + SC.error_from_s + 200
+    jump = _engine(source)
+    jump.evaluate_until(t)
+    steps = _engine(source)
+    now = T0 + SC.error_from_s - 400
+    steps.evaluate_until(now)
+    while now < t:
+        now += 7.3  # uneven polling
+        steps.evaluate_until(min(now, t))
+
+    def snap(e: AlertEngine) -> list[tuple[str, str, float, str]]:
+        return sorted((a.name, a.state, a.active_at, repr(sorted(a.labels.items()))) for a in e.active(t))
+
+    assert snap(jump) == snap(steps)
+    assert all(a.active_at % 15 == 0 for a in jump.active(t))  # evaluation timestamps: multiples of 15 s
+
+
+def test_quiet_rules_stay_quiet(source: Any) -> None:
+    e = _engine(source)
+    names = e.firing_names(T0 + SC.duration_s)
+    assert "KafkaConsumerGroupInactive" not in names
+    assert "NoRequestsReceived" not in names
+    assert "FailedPodsDetected" not in names
+    assert "HighKafkaConsumerLag" in names  # accounting lag grows past 100
+
+
+def test_rules_api_shape(source: Any) -> None:
+    e = _engine(source)
+    groups = e.rules(T0 + SC.error_from_s + 120)
+    rule = next(r for g in groups for r in g["rules"] if r["name"] == "HighRequestErrorRate")
+    assert rule["duration"] == 60 and rule["state"] == "firing" and rule["type"] == "alerting"
+    assert rule["alerts"][0]["labels"]["alertname"] == "HighRequestErrorRate"
+
+
+def test_templating() -> None:
+    out = expand_template(
+        '{{ $labels.service_name }} at {{ $value }} ({{ $value | humanize }}, {{ printf "%.1f" $value }})',
+        {"service_name": "cart"},
+        1234.5,
+    )
+    assert out == "cart at 1234.5 (1.234k, 1234.5)"
+    assert expand_template("{{ $labels.missing }}x", {}, 1.0) == "x"
+
+
+def test_rule_file_errors_name_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("groups:\n- name: g\n  rules:\n  - alert: X\n    expr: sum(rate(x[5m])\n    for: 1m\n")
+    with pytest.raises(RuleFileError) as exc:
+        load_rule_file(bad)
+    msg = str(exc.value)
+    assert str(bad) in msg and "expr" in msg and "groups.0.rules.0" in msg
+    bad.write_text("groups:\n- name: g\n  rules:\n  - alert: X\n    expr: up\n    for: soon\n")
+    with pytest.raises(RuleFileError, match="for"):
+        load_rule_file(bad)
+
+
+def test_install_alerts_on_a_twin_like_object(source: Any) -> None:
+    import threading
+
+    class T:
+        metrics = source
+        lock = threading.RLock()
+        created_at = T0
+        alerts: Any = None
+
+    t = T()
+    eng = install_alerts(t)
+    assert t.alerts is eng
+    assert "HighRequestErrorRate" in eng.firing_names(T0 + SC.error_from_s + 120)

@@ -1,0 +1,58 @@
+"""Prometheus' own PromQL acceptance scripts (../shared/conformance/promql/*.test) through our runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from itbench_agents.twin.prometheus.conformance import run_dir, run_script, summary
+
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "promql"
+
+
+def test_upstream_conformance_pass_rate() -> None:
+    if not list(CONFORMANCE.glob("*.test")):
+        pytest.skip(f"upstream PromQL test scripts not found in {CONFORMANCE}")
+    reports = run_dir(CONFORMANCE)
+    for r in reports:
+        print(
+            f"{r.file:28} pass {r.passed:4} fail {r.failed:4} skip {r.skipped:4} "
+            f"(native histograms {r.skipped_nh}) rate {r.rate():.3f}"
+        )
+    s = summary(reports)
+    print(
+        f"TOTAL pass {s['passed']:.0f} fail {s['failed']:.0f} skipped {s['skipped']:.0f} "
+        f"(native histograms {s['skipped_native_histogram']:.0f}, unsupported experimental "
+        f"{s['skipped_unsupported']:.0f}); pass rate of evaluated cases {s['rate_run']:.3f}; "
+        f"pass rate of all non-native-histogram cases {s['rate_non_nh']:.3f}"
+    )
+    assert s["passed"] > 800
+    assert s["rate_run"] >= 0.90  # of the evaluated cases
+    assert s["rate_non_nh"] >= 0.90  # of all non-native-histogram cases (unsupported ones count as failed)
+
+
+SCRIPT = """
+load 5m
+    http_requests{job="api", instance="0"} 0+10x10
+    http_requests{job="api", instance="1"} 0+20x10
+
+eval instant at 50m sum(http_requests)
+    {} 300
+
+eval instant at 50m http_requests{instance="1"}
+    http_requests{job="api", instance="1"} 999
+
+eval instant at 50m nonsense(
+    expect fail
+
+eval range from 0 to 10m step 5m http_requests{instance="0"}
+    http_requests{job="api", instance="0"} 0 10 20
+"""
+
+
+def test_runner_detects_wrong_expectations() -> None:
+    rep = run_script(SCRIPT, "inline")
+    statuses = [r.status for r in rep.results]
+    assert statuses == ["pass", "fail", "pass", "pass"]
+    assert "expected 999" in rep.results[1].reason
