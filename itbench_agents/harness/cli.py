@@ -1,9 +1,382 @@
-"""CLI commands of the harness: run, score, report, agents (placeholder: filled in by its area)."""
+"""CLI commands of the harness: ``itbench run``, ``score``, ``report``, ``agents list``.
+
+Every option can also be set through an environment variable (``ITBENCH_*``, shown in ``--help``).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+if TYPE_CHECKING:
+    from .records import AgentSpec
+
+agents_app = typer.Typer(help="Agents the harness can run.", no_args_is_help=True)
+
+
+@agents_app.command("list")
+def agents_list(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+) -> None:
+    """List registered agents and whether each can be imported here."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..agents.registry import available, entries
+
+    rows: list[dict[str, str | bool]] = [
+        {
+            "name": e.name,
+            "target": e.target,
+            "available": available(e.name),
+            "needs_model": e.needs_model,
+            "description": e.description,
+        }
+        for e in entries()
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    t = Table(title="agents")
+    for c in ("name", "available", "needs --model", "description"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(
+            str(r["name"]),
+            "yes" if r["available"] else "no",
+            "yes" if r["needs_model"] else "",
+            str(r["description"]),
+        )
+    Console().print(t)
+
+
+def _fail(msg: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {msg}", err=True)
+    return typer.Exit(code)
+
+
+def run_cmd(
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            help="run a whole suite: a persona (sre) or persona:tag (sre:flagd)", envvar="ITBENCH_SUITE"
+        ),
+    ] = None,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option("--scenario", "-s", help="scenario id or glob (repeatable)", envvar="ITBENCH_SCENARIO"),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="keep scenarios with this tag (repeatable)", envvar="ITBENCH_TAG"),
+    ] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent", "-a", help="agent name (repeatable; see `itbench agents list`)", envvar="ITBENCH_AGENT"
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="model for LLM agents (litellm string, scripted:FILE)", envvar="ITBENCH_MODEL"),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option(
+            help="program for the `command` agent (a shell-quoted string)", envvar="ITBENCH_AGENT_COMMAND"
+        ),
+    ] = None,
+    tool_model: Annotated[
+        str | None,
+        typer.Option(help="model for the NL2* tools (default: --model)", envvar="ITBENCH_TOOL_MODEL"),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL (vLLM, Ollama...)", envvar="ITBENCH_BASE_URL"),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            help="name of the environment variable holding the API key", envvar="ITBENCH_API_KEY_ENV"
+        ),
+    ] = None,
+    tools: Annotated[
+        str,
+        typer.Option(help="agent tool style: direct or nl2 (the paper's NL2* tools)", envvar="ITBENCH_TOOLS"),
+    ] = "direct",
+    temperature: Annotated[
+        float, typer.Option(help="sampling temperature", envvar="ITBENCH_TEMPERATURE")
+    ] = 0.0,
+    record_dir: Annotated[
+        Path | None, typer.Option(help="record model calls here (for replay)", envvar="ITBENCH_RECORD_DIR")
+    ] = None,
+    replay_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="replay recorded model calls from here (no API calls)", envvar="ITBENCH_REPLAY_DIR"
+        ),
+    ] = None,
+    agent_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-option", help="KEY=VALUE passed to the agent (repeatable)", envvar="ITBENCH_AGENT_OPTION"
+        ),
+    ] = None,
+    trials: Annotated[
+        int, typer.Option(help="trials per scenario and agent", envvar="ITBENCH_TRIALS", min=1)
+    ] = 1,
+    concurrency: Annotated[
+        int, typer.Option(help="episodes run in parallel (processes)", envvar="ITBENCH_CONCURRENCY", min=1)
+    ] = 1,
+    mask: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mask",
+            help="observability to hide from agents: traces (the paper's traces-off condition)",
+            envvar="ITBENCH_MASK",
+        ),
+    ] = None,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="run folder (default: RUNS_DIR/<timestamp>); rerunning the same command on it resumes",
+            envvar="ITBENCH_RUN_DIR",
+        ),
+    ] = None,
+    runs_dir: Annotated[
+        Path, typer.Option(help="where new run folders go", envvar="ITBENCH_RUNS_DIR")
+    ] = Path("runs"),
+    resume: Annotated[
+        Path | None,
+        typer.Option(help="resume this run folder with its own saved config", envvar="ITBENCH_RESUME"),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="base seed (per-trial seeds derive from it)", envvar="ITBENCH_SEED")
+    ] = 0,
+    max_steps: Annotated[
+        int, typer.Option(help="max agent steps (tool calls)", envvar="ITBENCH_MAX_STEPS")
+    ] = 50,
+    wall_time: Annotated[
+        float, typer.Option(help="max agent wall seconds", envvar="ITBENCH_WALL_TIME_S")
+    ] = 900.0,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="max tokens per episode", envvar="ITBENCH_MAX_TOKENS")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="max USD per episode", envvar="ITBENCH_MAX_COST_USD")
+    ] = None,
+    history_s: Annotated[
+        float, typer.Option(help="twin pre-history seconds", envvar="ITBENCH_HISTORY_S")
+    ] = 3600.0,
+    settle_s: Annotated[
+        float | None,
+        typer.Option(
+            help="override every scenario's settle period (twin seconds)", envvar="ITBENCH_SETTLE_S"
+        ),
+    ] = None,
+    environment: Annotated[
+        str, typer.Option(help="environment backend: twin, or module:factory", envvar="ITBENCH_ENVIRONMENT")
+    ] = "twin",
+    fail_fast: Annotated[
+        bool,
+        typer.Option(
+            "--fail-fast/--no-fail-fast",
+            help="stop after the first episode that did not end in a submission",
+            envvar="ITBENCH_FAIL_FAST",
+        ),
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            help="on resume, rerun episodes that ended in env/harness errors", envvar="ITBENCH_RETRY_ERRORS"
+        ),
+    ] = False,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report/--no-report", help="write report.md and report.html at the end", envvar="ITBENCH_REPORT"
+        ),
+    ] = True,
+) -> None:
+    """Run agents on scenarios: scenarios × trials × agents, resumable after a crash."""
+    import shlex
+
+    from rich.console import Console
+
+    from ..agents.base import Limits
+    from ..agents.registry import UnknownAgentError, entry
+    from ..scenario.loader import ScenarioLoadError
+    from ..scenario.registry import ScenarioRegistry, UnknownScenarioError
+    from .batch import new_run_id, run_batch, start_run
+    from .progress import BatchProgress
+    from .records import AgentSpec, RunConfig
+    from .runfolder import RunFolderError, read_episodes, read_manifest
+
+    console = Console(stderr=True)
+    try:
+        registry = ScenarioRegistry.default()
+    except ScenarioLoadError as e:
+        raise _fail(f"scenario library does not load:\n{e}") from None
+    try:
+        if resume is not None:
+            config = read_manifest(resume).config
+            folder = resume
+        else:
+            if not suite and not scenario:
+                raise _fail("choose scenarios with --suite or --scenario")
+            if not agent:
+                raise _fail("choose at least one --agent (see `itbench agents list`)")
+            for m in mask or []:
+                if m not in ("traces", "logs", "metrics"):
+                    raise _fail(f"--mask {m!r}: expected traces, logs or metrics")
+            if tools not in ("direct", "nl2"):
+                raise _fail(f"--tools {tools!r}: expected direct or nl2")
+            options: dict[str, str] = {}
+            for kv in agent_option or []:
+                key, sep, value = kv.partition("=")
+                if not sep or not key:
+                    raise _fail(f"--agent-option {kv!r}: expected KEY=VALUE")
+                options[key] = value
+            extra: dict[str, object] = {"tools": tools, "temperature": temperature}
+            for k, v in (
+                ("tool_model", tool_model),
+                ("base_url", base_url),
+                ("api_key_env", api_key_env),
+                ("record_dir", record_dir),
+                ("replay_dir", replay_dir),
+            ):
+                if v is not None:
+                    extra[k] = str(v)
+            specs = []
+            for name in agent:
+                ent = entry(name)
+                if ent.needs_model and not model:
+                    raise _fail(f"agent {name!r} needs --model")
+                specs.append(
+                    AgentSpec(
+                        name=name,
+                        model=model,
+                        command=shlex.split(command) if command else None,
+                        options=options,
+                        config=extra,
+                    )
+                )
+            if "command" in agent and not command:
+                raise _fail("the command agent needs --command 'PROGRAM ARGS'")
+            _preflight(specs)
+            chosen = registry.select(ids=scenario or [], suite=suite, tags=tag or [])
+            if not chosen:
+                raise _fail("no scenario matches")
+            config = RunConfig(
+                scenarios=[s.id for s in chosen],
+                agents=specs,
+                trials=trials,
+                base_seed=seed,
+                masked=sorted(set(mask or [])),
+                limits=Limits(
+                    max_steps=max_steps, wall_time_s=wall_time, max_tokens=max_tokens, max_cost_usd=max_cost
+                ),
+                history_s=history_s,
+                settle_s=settle_s,
+                environment=environment,
+            )
+            folder = run_dir or (runs_dir / new_run_id())
+        manifest, episodes, resumed = start_run(folder, config, registry)
+    except (UnknownScenarioError, UnknownAgentError, RunFolderError) as e:
+        raise _fail(str(e)) from None
+    console.print(
+        f"{'resuming' if resumed else 'run'} {manifest.run_id}: {len(episodes)} episodes "
+        f"({len(config.scenarios)} scenarios × {config.trials} trials × {len(config.agents)} agents) → {folder}",
+        highlight=False,
+    )
+    done_keys = {r.key for r in read_episodes(folder) if r.scored or not retry_errors}
+    already = sum(1 for e in episodes if e.key in done_keys)
+    with BatchProgress(console, total=len(episodes), completed=already) as progress:
+        summary = run_batch(
+            folder,
+            episodes,
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            retry_errors=retry_errors,
+            on_record=progress.update,
+        )
+    console.print(
+        f"done: {summary.ran} ran, {summary.skipped} already done; diagnosis {summary.diagnosis_pass}/{summary.ran}, "
+        f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}",
+        highlight=False,
+    )
+    if report:
+        from ..report.build import write_reports
+
+        md, html = write_reports([folder])
+        console.print(f"report: {md} {html}", highlight=False)
+    if summary.stopped_early:
+        raise typer.Exit(1)
+
+
+def score_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="run folder")],
+    dry_run: Annotated[
+        bool,
+        typer.Option(help="print the new scores without rewriting episodes.jsonl", envvar="ITBENCH_DRY_RUN"),
+    ] = False,
+) -> None:
+    """Re-score a run from its files (agent outputs, topology, mitigation checks) without rerunning agents."""
+    from rich.console import Console
+
+    from ..report.tables import overall_table
+    from .rescore import rescore_run
+    from .runfolder import RunFolderError
+
+    try:
+        records = rescore_run(run_dir, write=not dry_run)
+    except RunFolderError as e:
+        raise _fail(str(e)) from None
+    from ..evaluation.aggregate import summarize
+
+    Console().print(overall_table(summarize(records)))
+
+
+def report_cmd(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="run folder(s); several are merged (e.g. traces on + off)")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="output folder (default: the first run folder)", envvar="ITBENCH_REPORT_DIR"),
+    ] = None,
+) -> None:
+    """Write report.md and a self-contained report.html (Table-4 layout, heat map, complexity bars)."""
+    from ..report.build import write_reports
+    from .runfolder import RunFolderError
+
+    try:
+        md, html = write_reports(run_dirs, out)
+    except RunFolderError as e:
+        raise _fail(str(e)) from None
+    typer.echo(f"{md}\n{html}")
 
 
 def register(app: typer.Typer) -> None:
     """Add the harness' top-level commands to ``app``."""
+    app.command("run")(run_cmd)
+    app.command("score")(score_cmd)
+    app.command("report")(report_cmd)
+    app.add_typer(agents_app, name="agents")
+
+
+def _preflight(specs: list[AgentSpec]) -> None:
+    """One clear error before the run starts: unknown model strings, missing API keys, unreachable
+    servers (each agent module decides what it needs)."""
+    from ..agents.registry import preflight
+    from .episode import agent_config_for
+
+    for spec in specs:
+        try:
+            preflight(spec.name, agent_config_for(spec))
+        except (ValueError, RuntimeError, OSError, LookupError) as e:
+            raise _fail(f"agent {spec.name!r}: {e}") from None

@@ -1,7 +1,167 @@
-"""CLI commands (placeholder: filled in by its area)."""
+"""``itbench scenarios list|show|validate``."""
 
 from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
 
 import typer
 
 scenarios_app = typer.Typer(help="List, show and validate scenarios.", no_args_is_help=True)
+
+
+def _registry():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from .loader import ScenarioLoadError
+    from .registry import ScenarioRegistry
+
+    try:
+        return ScenarioRegistry.default()
+    except ScenarioLoadError as e:
+        Console(stderr=True).print(
+            f"[red]scenario library does not load:[/red]\n{e}", markup=True, highlight=False
+        )
+        raise typer.Exit(2) from None
+
+
+@scenarios_app.command("list")
+def list_cmd(
+    suite: Annotated[
+        str | None, typer.Option(help="persona or persona:tag, e.g. sre or sre:flagd", envvar="ITBENCH_SUITE")
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="only scenarios with this tag (repeatable)", envvar="ITBENCH_TAG"),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print JSON instead of a table", envvar="ITBENCH_JSON")
+    ] = False,
+) -> None:
+    """List scenarios: id, app, category, complexity bucket, expected alerts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    reg = _registry()
+    scenarios = reg.select(suite=suite, tags=tag or [])
+    if as_json:
+        print(json.dumps([s.summary() for s in scenarios], indent=2))
+        return
+    t = Table(title=f"{len(scenarios)} scenarios")
+    for col in ("id", "app", "ITB", "category", "complexity", "alerts", "tags"):
+        t.add_column(col)
+    for s in scenarios:
+        t.add_row(
+            s.id,
+            s.app,
+            str(s.metadata.itbench_number or ""),
+            s.category,
+            f"{s.complexity_bucket} ({s.complexity:.2f})",
+            ", ".join(a.name for a in s.alerts),
+            ", ".join(s.tags),
+        )
+    Console().print(t)
+
+
+@scenarios_app.command("show")
+def show_cmd(
+    scenario_id: Annotated[str, typer.Argument(help="scenario id, e.g. sre/ad-failure-flag-v1")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the parsed scenario as JSON", envvar="ITBENCH_JSON")
+    ] = False,
+) -> None:
+    """Show one scenario (its file, or the parsed model as JSON)."""
+    from .registry import UnknownScenarioError
+
+    reg = _registry()
+    try:
+        s = reg.get(scenario_id)
+    except UnknownScenarioError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        print(s.model_dump_json(indent=2))
+        return
+    print(f"# complexity {s.complexity:.2f} ({s.complexity_bucket}); category {s.category}")
+    print(reg.files[s.id].read_text())
+
+
+@scenarios_app.command("validate")
+def validate_cmd(
+    ids: Annotated[list[str] | None, typer.Argument(help="scenario ids or globs")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="validate the whole library", envvar="ITBENCH_VALIDATE_ALL")
+    ] = False,
+    jobs: Annotated[int, typer.Option(help="parallel processes", envvar="ITBENCH_JOBS")] = 1,
+    seed: Annotated[int, typer.Option(help="twin seed", envvar="ITBENCH_SEED")] = 0,
+    history_s: Annotated[
+        float, typer.Option(help="twin pre-history in seconds", envvar="ITBENCH_HISTORY_S")
+    ] = 600.0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print results as JSON", envvar="ITBENCH_JSON")
+    ] = False,
+) -> None:
+    """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .registry import UnknownScenarioError
+    from .validate import validate_by_id
+
+    if not ids and not all_:
+        typer.echo("error: name scenario ids or pass --all", err=True)
+        raise typer.Exit(2)
+    reg = _registry()
+    try:
+        scenarios = reg.all() if all_ else reg.select(ids=ids or [])
+    except UnknownScenarioError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    console = Console(stderr=True)
+    results = []
+    args = [(s.id, seed, history_s) for s in scenarios]
+    with Progress(
+        TextColumn("validate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json or not console.is_terminal,
+    ) as progress:
+        task = progress.add_task("", total=len(args))
+        failed = 0
+
+        def done(r: dict) -> None:  # type: ignore[type-arg]
+            nonlocal failed
+            results.append(r)
+            failed += not r["ok"]
+            progress.update(
+                task, advance=1, description=f"[green]{len(results) - failed} ok[/] [red]{failed} failed[/]"
+            )
+            if not as_json:
+                mark = "[green]PASS[/]" if r["ok"] else "[red]FAIL[/]"
+                console.print(f"{mark} {r['scenario_id']} ({r['wall_s']:.1f}s)", highlight=False)
+                for c in r["checks"]:
+                    if not c["ok"]:
+                        console.print(f"     ✗ {c['name']}: {c['detail']}", highlight=False, markup=False)
+
+        if jobs <= 1:
+            for a in args:
+                done(validate_by_id(a))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+                for r in pool.map(validate_by_id, args):
+                    done(r)
+    if as_json:
+        print(json.dumps(results, indent=2))
+    bad = [r for r in results if not r["ok"]]
+    if not as_json:
+        console.print(f"{len(results) - len(bad)}/{len(results)} scenarios valid")
+    sys.stdout.flush()
+    if bad:
+        raise typer.Exit(1)

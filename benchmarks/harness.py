@@ -1,0 +1,112 @@
+"""Harness benchmark: per-episode overhead, `scenarios validate --all` wall time, oracle episodes/min.
+
+    uv run python benchmarks/harness.py            # everything
+    uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
+
+Prints medians; nothing is asserted (performance is measured here, not in tests).
+Targets (issue 5): overhead < 1 s per episode on the twin; validate --all < 3 min on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.records import AgentSpec, RunConfig
+from itbench_agents.scenario.registry import ScenarioRegistry
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL = [
+    "sre/ad-failure-flag-v1",
+    "sre/shipping-quote-addr-env-v1",
+    "sre/ad-scaled-to-zero-v1",
+    "sre/frontend-ingress-network-policy-v1",
+    "sre/control-otel-demo-healthy-v1",
+]
+
+
+def batch(agent: str, scenarios: list[str], concurrency: int, trials: int = 1) -> tuple[float, list]:  # type: ignore[type-arg]
+    reg = ScenarioRegistry.default()
+    with tempfile.TemporaryDirectory() as d:
+        cfg = RunConfig(scenarios=scenarios, agents=[AgentSpec(name=agent)], trials=trials)
+        _, specs, _ = start_run(Path(d) / "run", cfg, reg)
+        t0 = time.perf_counter()
+        s = run_batch(Path(d) / "run", specs, concurrency=concurrency)
+        return time.perf_counter() - t0, s.records
+
+
+def _burn(_: int) -> float:
+    t = time.perf_counter()
+    x = 0
+    for i in range(10_000_000):
+        x += i
+    return time.perf_counter() - t
+
+
+def machine_parallelism() -> float:
+    """Speed-up of 2 pure-CPU processes over 1 on this machine right now (2.0 = two free cores)."""
+    import multiprocessing
+
+    one = _burn(0)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        t = time.perf_counter()
+        pool.map(_burn, [0, 1])
+        two = time.perf_counter() - t
+    return 2 * one / two
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    scenarios = SMALL[:3] if args.quick else SMALL
+
+    wall, recs = batch("noop", scenarios, 1)
+    over = [r.timing.harness_overhead_s for r in recs]
+    print(
+        f"harness overhead per episode (noop agent, {len(recs)} episodes, twin, excl. agent): "
+        f"median {statistics.median(over):.2f} s, max {max(over):.2f} s  (target < 1 s)"
+    )
+    bad = [r for r in recs if r.termination != "submitted"]
+    if bad:
+        print(
+            f"  note: {len(bad)} episode(s) did not submit: {[(r.scenario_id, r.termination, r.error) for r in bad]}"
+        )
+
+    rates = {}
+    for c in (1, 2):
+        wall, recs = batch("oracle", scenarios, c, trials=2 if args.quick else 4)
+        rates[c] = len(recs) / wall * 60
+        ok = sum(1 for r in recs if r.diagnosis and r.diagnosis.correct)
+        print(
+            f"oracle, concurrency {c}: {len(recs)} episodes in {wall:.1f} s = {rates[c]:.1f} episodes/min "
+            f"(diagnosis correct {ok}/{len(recs)})"
+        )
+    print(
+        f"speed-up concurrency 2 vs 1: {rates[2] / rates[1]:.2f}x "
+        f"(this machine's pure-CPU 2-process speed-up right now: {machine_parallelism():.2f}x)"
+    )
+
+    if not args.quick:
+        t0 = time.perf_counter()
+        r = subprocess.run(
+            [sys.executable, "-m", "itbench_agents.cli", "scenarios", "validate", "--all", "--jobs", "2"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        wall = time.perf_counter() - t0
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        print(
+            f"itbench scenarios validate --all --jobs 2: {wall:.1f} s wall ({last}; exit {r.returncode})  (target < 180 s)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The ``oracle`` agent: applies the scenario's reference mitigation and reports its ground truth.
+
+It gets the scenario through a privileged side channel (:meth:`OracleAgent.prime`, called by the
+harness) — for validating scenarios and the harness only; its numbers are an upper bound, not a
+result. Mitigation goes through the Kubernetes API like any agent's would.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..scenario.inject import apply_operations
+from ..scenario.kinds import API_VERSION_OF_KIND
+from ..scenario.kubeapi import KubeApi, KubeApiError
+from ..scenario.spec import Group, Scenario
+from .base import (
+    AgentConfig,
+    AgentOutput,
+    Diagnosis,
+    DiagnosisEntity,
+    EventSink,
+    Propagation,
+    Task,
+    write_agent_output,
+)
+
+
+def entity_name(group: Group, api: KubeApi | None = None) -> str:
+    """A concrete ``namespace/Kind/name`` for a ground-truth group (looks up filter-only groups)."""
+    name = group.name
+    if not name and api is not None and group.kind in API_VERSION_OF_KIND:
+        import re
+
+        try:
+            for obj in api.list(API_VERSION_OF_KIND[group.kind], group.kind, group.namespace):
+                n = obj.get("metadata", {}).get("name", "")
+                if any(re.fullmatch(f, n) for f in group.filter):
+                    name = n
+                    break
+        except KubeApiError:
+            pass
+    name = name or (group.filter[0] if group.filter else group.id)
+    return f"{group.namespace}/{group.kind}/{name}" if group.namespace else f"{group.kind}/{name}"
+
+
+_KIND_PREFERENCE = ["Deployment", "StatefulSet", "Service", "ConfigMap"]
+
+
+def ground_truth_diagnosis(scenario: Scenario, api: KubeApi | None = None) -> Diagnosis:
+    """The ground truth as an agent would report it: one entity per alias class (a named object
+    preferred over a pod-name filter), root causes marked, the propagation chain between them."""
+    from ..evaluation.entities import AliasIndex
+
+    gt = scenario.ground_truth
+    aliases = AliasIndex(gt)
+    classes: dict[str, list[Group]] = {}
+    for g in gt.groups:
+        classes.setdefault(aliases.cls(g.id), []).append(g)
+
+    def rank(g: Group) -> tuple[int, int]:
+        pref = _KIND_PREFERENCE.index(g.kind) if g.kind in _KIND_PREFERENCE else len(_KIND_PREFERENCE)
+        return (0 if g.name else 1, pref)
+
+    on_chain = {aliases.cls(g.id) for g in gt.root_causes()}
+    for p in gt.propagations:
+        on_chain |= {aliases.cls(p.source), aliases.cls(p.target)}
+    classes = {c: gs for c, gs in classes.items() if c in on_chain}  # bystander groups are not named
+    rep = {c: entity_name(sorted(gs, key=rank)[0], api) for c, gs in classes.items()}
+    conditions = {aliases.cls(f.entity.group_id): f.condition for f in gt.fault}
+    entities = [
+        DiagnosisEntity(
+            name=rep[c],
+            contributing_factor=any(g.root_cause for g in gs),
+            reasoning=conditions.get(c, ""),
+            evidence="ground truth",
+        )
+        for c, gs in classes.items()
+    ]
+    props = [
+        Propagation(
+            source=rep[aliases.cls(p.source)],
+            target=rep[aliases.cls(p.target)],
+            condition=p.condition,
+            effect=p.effect,
+        )
+        for p in gt.propagations
+    ]
+    return Diagnosis(entities=entities, propagations=props)
+
+
+class OracleAgent:
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._scenario: Scenario | None = None
+        self._now: Callable[[], _dt.datetime] | None = None
+
+    def prime(self, context: dict[str, Any]) -> None:
+        """The privileged side channel: the harness hands over the scenario."""
+        self._scenario = context["scenario"]
+        self._now = context.get("now")
+
+    def run(self, task: Task, events: EventSink) -> AgentOutput:
+        if self._scenario is None:
+            raise RuntimeError("the oracle agent needs the harness' privileged context (prime) first")
+        start = time.perf_counter()
+        api = KubeApi(task.endpoints.kube_url)
+        diagnosis = ground_truth_diagnosis(self._scenario, api)
+        diag_t = time.perf_counter() - start
+        events({"type": "agent_message", "content": "oracle: diagnosis from ground truth"})
+        actions = []
+        for op in self._scenario.mitigation:
+            events({"type": "tool_call", "tool": "kubernetes-api", "args": op.model_dump(mode="json")})
+            actions.extend(apply_operations(api, [op], self._now))
+            events({"type": "observation", "tool": "kubernetes-api", "content": actions[-1]})
+        out = AgentOutput(
+            diagnosis=diagnosis,
+            mitigation_actions=actions,
+            steps=len(actions) + 1,
+            diagnosis_time_s=diag_t,
+        )
+        write_agent_output(task.workdir, out)
+        return out
+
+
+def make_agent(config: AgentConfig) -> OracleAgent:
+    return OracleAgent()

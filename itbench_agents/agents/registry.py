@@ -1,0 +1,102 @@
+"""Agent registry: a name → ``"module:factory"`` string, imported only when used.
+
+Every factory has the signature ``factory(config: AgentConfig) -> Agent``. Third parties can add
+agents by name with :func:`register`, pass ``--agent package.module:factory`` directly, or run any
+program through the ``command`` agent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from .base import Agent, AgentConfig
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    target: str
+    description: str
+    needs_model: bool = False
+
+
+_REGISTRY: dict[str, AgentEntry] = {}
+
+
+def register(name: str, target: str, description: str = "", needs_model: bool = False) -> None:
+    _REGISTRY[name] = AgentEntry(name, target, description, needs_model)
+
+
+register("noop", "itbench_agents.agents.noop:make_agent", "does nothing and reports no incident (a floor)")
+register(
+    "oracle",
+    "itbench_agents.agents.oracle:make_agent",
+    "applies the reference mitigation and reports the ground truth (validation only: privileged)",
+)
+register(
+    "command",
+    "itbench_agents.agents.command:make_agent",
+    "runs an external program (--command) with KUBECONFIG, PROMETHEUS_URL, ... and reads agent_output.json",
+)
+register(
+    "sre-react",
+    "itbench_agents.agents.sre_react:make_agent",
+    "LangGraph ReAct SRE agent (needs --model)",
+    needs_model=True,
+)
+register(
+    "sre-heuristic",
+    "itbench_agents.agents.sre_heuristic:make_agent",
+    "rule-based SRE agent over the same tools (no LLM)",
+)
+
+
+class UnknownAgentError(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def entries() -> list[AgentEntry]:
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def entry(name: str) -> AgentEntry:
+    """The registry entry for ``name``; a ``package.module:factory`` string names an unregistered agent."""
+    if name not in _REGISTRY and ":" in name and not name.startswith(":"):
+        return AgentEntry(name, name, "plug-in agent")
+    if name not in _REGISTRY:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownAgentError(f"unknown agent {name!r}{hint} (known: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[name]
+
+
+def available(name: str) -> bool:
+    """Whether the agent's module can be imported (its area may not be installed yet)."""
+    mod = entry(name).target.split(":")[0]
+    try:
+        return importlib.util.find_spec(mod) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
+    e = entry(name)
+    module_name, _, attr = e.target.partition(":")
+    module = importlib.import_module(module_name)
+    factory = getattr(module, attr)
+    agent: Agent = factory(config or AgentConfig())
+    return agent
+
+
+def preflight(name: str, config: AgentConfig) -> None:
+    """Run the agent module's ``preflight(config)`` if it has one (model string, API key, server
+    reachable...). Raises with one clear message before a run starts."""
+    module_name = entry(name).target.partition(":")[0]
+    check = getattr(importlib.import_module(module_name), "preflight", None)
+    if callable(check):
+        check(config)

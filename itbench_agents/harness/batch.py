@@ -1,0 +1,227 @@
+"""Batches: scenarios × trials × agents, bounded process concurrency, live progress, resume.
+
+The parent process is the only writer of ``episodes.jsonl``; workers (``spawn``ed processes when
+``concurrency > 1``, the parent itself otherwise) run whole episodes and return their records.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import multiprocessing
+import sys
+import traceback
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..scenario.registry import ScenarioRegistry
+from .episode import EpisodeSpec, _utc, run_episode, trial_seed
+from .records import EpisodeRecord, RunConfig, RunManifest
+from .runfolder import EpisodeLog, git_revision, open_run, package_versions, read_episodes
+
+
+def plan(
+    config: RunConfig, registry: ScenarioRegistry, run_id: str, run_dir: str | Path
+) -> list[EpisodeSpec]:
+    specs = []
+    for agent in config.agents:
+        for sid in config.scenarios:
+            scenario = registry.get(sid)
+            for trial in range(config.trials):
+                specs.append(
+                    EpisodeSpec(
+                        run_id=run_id,
+                        run_dir=str(run_dir),
+                        scenario=scenario,
+                        agent=agent,
+                        trial=trial,
+                        seed=trial_seed(config.base_seed, scenario.id, trial),
+                        masked=list(config.masked),
+                        limits=config.limits,
+                        history_s=config.history_s,
+                        settle_s=config.settle_s,
+                        environment=config.environment,
+                    )
+                )
+    return specs
+
+
+def new_run_id() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def new_manifest(run_id: str, config: RunConfig, planned: int) -> RunManifest:
+    return RunManifest(
+        run_id=run_id,
+        created_at=_utc(),
+        config=config,
+        versions=package_versions(),
+        git_revision=git_revision(),
+        episodes_planned=planned,
+        command=list(sys.argv),
+    )
+
+
+@dataclass
+class BatchSummary:
+    planned: int = 0
+    skipped: int = 0
+    ran: int = 0
+    diagnosis_pass: int = 0
+    mitigation_pass: int = 0
+    mitigation_applicable: int = 0
+    errors: int = 0
+    records: list[EpisodeRecord] = field(default_factory=list)
+    stopped_early: bool = False
+
+    def add(self, rec: EpisodeRecord) -> None:
+        self.ran += 1
+        self.records.append(rec)
+        if rec.diagnosis and rec.diagnosis.correct:
+            self.diagnosis_pass += 1
+        if rec.mitigation and rec.mitigation.applicable:
+            self.mitigation_applicable += 1
+            self.mitigation_pass += rec.mitigation.passed
+        if rec.termination in ("env_error", "harness_error", "agent_error"):
+            self.errors += 1
+
+
+def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
+    now = _utc()
+    return EpisodeRecord(
+        episode_id=spec.episode_id,
+        run_id=spec.run_id,
+        scenario_id=spec.scenario.id,
+        agent=spec.agent.display,
+        trial=spec.trial,
+        seed=spec.seed,
+        masked=spec.masked,
+        termination="harness_error",
+        error=f"worker crashed: {type(exc).__name__}: {exc}",
+        started_at=now,
+        finished_at=now,
+        wall_s=0.0,
+        category=spec.scenario.category,
+        complexity=spec.scenario.complexity,
+        bucket=spec.scenario.complexity_bucket,
+        control=spec.scenario.control,
+    )
+
+
+def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
+    try:
+        return run_episode(spec)
+    except BaseException as e:  # noqa: BLE001 - run_episode should not raise; be sure anyway
+        traceback.print_exc()
+        return _crash_record(spec, e)
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` with the harness and twin preloaded where available (workers start in
+    milliseconds, no thread-unsafe fork of this process); ``spawn`` elsewhere."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["itbench_agents.harness.episode", "itbench_agents.twin.instance"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def run_batch(
+    run_dir: str | Path,
+    specs: list[EpisodeSpec],
+    *,
+    concurrency: int = 1,
+    fail_fast: bool = False,
+    retry_errors: bool = False,
+    on_record: Callable[[EpisodeRecord, BatchSummary], None] | None = None,
+) -> BatchSummary:
+    done = {r.key: r for r in read_episodes(run_dir)}
+    todo = []
+    for s in specs:
+        prev = done.get(s.key)
+        if prev is not None and not (retry_errors and not prev.scored):
+            continue
+        todo.append(s)
+    summary = BatchSummary(planned=len(specs), skipped=len(specs) - len(todo))
+    log = EpisodeLog(run_dir)
+
+    def finish(rec: EpisodeRecord) -> bool:
+        log.append(rec)
+        summary.add(rec)
+        if on_record:
+            on_record(rec, summary)
+        return fail_fast and rec.termination != "submitted"
+
+    try:
+        if concurrency <= 1:
+            for s in todo:
+                if finish(_safe_run(s)):
+                    summary.stopped_early = True
+                    break
+            return summary
+        ctx = _mp_context()
+        queue = list(todo)
+        stop = False
+        while queue and not stop:
+            # a worker that dies (OOM kill, segfault) breaks the pool: its episodes are recorded as
+            # harness errors and a fresh pool takes the rest of the queue
+            ran_before = summary.ran
+            with ProcessPoolExecutor(max_workers=concurrency, mp_context=ctx) as pool:
+                pending: dict[Future[EpisodeRecord], EpisodeSpec] = {}
+                broken = False
+                while (queue or pending) and not broken:
+                    while queue and not stop and len(pending) < concurrency:
+                        s = queue.pop(0)
+                        try:
+                            pending[pool.submit(_safe_run, s)] = s
+                        except BrokenProcessPool:
+                            queue.insert(0, s)
+                            broken = True
+                            break
+                    if not pending:
+                        break
+                    finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        s = pending.pop(fut)
+                        try:
+                            rec = fut.result()
+                        except BaseException as e:  # noqa: BLE001 - a worker process died
+                            broken = broken or isinstance(e, BrokenProcessPool)
+                            rec = _crash_record(s, e)
+                        if finish(rec):
+                            stop = True
+                            summary.stopped_early = True
+                    if stop:
+                        queue.clear()
+                if broken:
+                    for fut, s in pending.items():
+                        fut.cancel()
+                        finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
+                    if not pending and queue and summary.ran == ran_before:
+                        # the pool broke before running anything: never loop forever
+                        finish(
+                            _crash_record(queue.pop(0), BrokenProcessPool("cannot start worker processes"))
+                        )
+                    pending.clear()
+        return summary
+    finally:
+        log.close()
+
+
+def start_run(
+    run_dir: str | Path,
+    config: RunConfig,
+    registry: ScenarioRegistry,
+    *,
+    run_id: str | None = None,
+) -> tuple[RunManifest, list[EpisodeSpec], bool]:
+    """Create (or reopen for resume) the run folder and plan its episodes."""
+    run_dir = Path(run_dir)
+    run_id = run_id or run_dir.name
+    specs = plan(config, registry, run_id, run_dir)
+    manifest, resumed = open_run(run_dir, new_manifest(run_id, config, len(specs)))
+    if resumed:
+        specs = plan(manifest.config, registry, manifest.run_id, run_dir)
+    return manifest, specs, resumed

@@ -1,0 +1,320 @@
+"""Run one episode: deploy → inject → wait for alerts → agent → settle → evaluate → teardown.
+
+:func:`run_episode` never raises: whatever happens becomes an :class:`EpisodeRecord` whose
+``termination`` says who failed. Environment failures (``env_error``) and harness bugs
+(``harness_error``) are recorded but never scored as the agent being wrong.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import math
+import re
+import shutil
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import AgentConfig, AgentOutput, Limits
+from ..evaluation.diagnosis import DiagnosisScore, score_diagnosis
+from ..evaluation.topology import Topology
+from ..scenario.spec import Scenario
+from .environment import Environment, EnvironmentError_
+from .limits import LimitExceeded, LimitTracker
+from .records import AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
+from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
+
+SELF_LIMITS = ("max_steps", "timeout", "cost_limit")
+"""Values of ``AgentOutput.extra["termination"]`` the harness records as the episode's termination."""
+AGENT_GRACE_S = 5.0
+"""Extra seconds an in-process agent gets past its wall-time limit (at most 10 % of the limit, at least 0.5 s)."""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def episode_id(scenario_id: str, agent_label: str, trial: int) -> str:
+    return f"{_slug(scenario_id.split('/', 1)[-1])}__{_slug(agent_label)}__t{trial:03d}"
+
+
+def trial_seed(base_seed: int, scenario_id: str, trial: int) -> int:
+    """A per-trial seed, stable across runs and machines (independent of agent)."""
+    h = hashlib.sha256(f"{base_seed}:{scenario_id}:{trial}".encode()).digest()
+    return int.from_bytes(h[:4], "big")
+
+
+def _utc() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class EpisodeSpec:
+    run_id: str
+    run_dir: str
+    scenario: Scenario
+    agent: AgentSpec
+    trial: int
+    seed: int
+    masked: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+    history_s: float = 3600.0
+    settle_s: float | None = None
+    environment: str = "twin"
+    """``twin`` or ``module:factory`` for a plug-in backend (``factory(spec, workdir) -> Environment``)."""
+
+    @property
+    def episode_id(self) -> str:
+        return episode_id(self.scenario.id, self.agent.display, self.trial)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.scenario.id, self.agent.display, self.trial)
+
+
+def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
+    if spec.environment == "twin":
+        from .twin_env import TwinEnvironment
+
+        return TwinEnvironment(
+            spec.scenario,
+            seed=spec.seed,
+            workdir=workdir,
+            masked=spec.masked,
+            history_s=spec.history_s,
+            settle_s=spec.settle_s,
+        )
+    module, _, attr = spec.environment.partition(":")
+    env: Environment = getattr(importlib.import_module(module), attr)(spec, workdir)
+    return env
+
+
+def agent_config_for(spec: AgentSpec) -> AgentConfig:
+    """The ``AgentConfig`` an agent spec of a run stands for."""
+    return AgentConfig.model_validate(
+        {**spec.config, "model": spec.model, "command": spec.command, "options": dict(spec.options)}
+    )
+
+
+def make_agent_for(spec: AgentSpec) -> Any:
+    from ..agents.registry import make_agent
+
+    return make_agent(spec.name, agent_config_for(spec))
+
+
+def score_outcome(
+    scenario: Scenario,
+    termination: Termination,
+    output: AgentOutput | None,
+    topology: Topology | None,
+) -> DiagnosisScore | None:
+    if termination in ("env_error", "harness_error"):
+        return None
+    if output is None:
+        return DiagnosisScore(reason=f"no output ({termination})")
+    return score_diagnosis(
+        scenario.ground_truth,
+        output.diagnosis,
+        topology,
+        reason_if_missing=output.diagnosis_error or (None if termination == "submitted" else termination),
+    )
+
+
+def fill_times(
+    timing: Timing, diag: DiagnosisScore | None, mit: MitigationScore | None, output: AgentOutput | None
+) -> None:
+    timing.mttd_wall_s = timing.mttd_twin_s = math.inf
+    timing.mttr_wall_s = timing.mttr_twin_s = math.inf
+    if diag is not None and diag.correct:
+        reported = output.diagnosis_time_s if output is not None else None
+        timing.mttd_wall_s = reported if reported is not None else timing.agent_wall_s
+        timing.mttd_twin_s = timing.agent_twin_s
+    if mit is not None and mit.applicable and mit.passed:
+        timing.mttr_wall_s = timing.agent_wall_s
+        timing.mttr_twin_s = timing.agent_twin_s
+
+
+def _read_output_fallback(work: Path) -> AgentOutput | None:
+    from ..agents.command import read_diagnosis
+
+    diag, err = read_diagnosis(work / "agent_output.json")
+    if diag is None and err and "not written" in err:
+        return None
+    return AgentOutput(diagnosis=diag, diagnosis_error=err)
+
+
+def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
+    t0 = time.perf_counter()
+    started = _utc()
+    ep_dir = Path(spec.run_dir) / "episodes" / spec.episode_id
+    if ep_dir.exists():  # leftovers of an episode interrupted by a crash: start it afresh
+        shutil.rmtree(ep_dir)
+    work = ep_dir / "work"
+    work.mkdir(parents=True)
+    traj = TrajectoryWriter(ep_dir / "trajectory.jsonl")
+    termination: Termination = "submitted"
+    error: str | None = None
+    output: AgentOutput | None = None
+    mitigation: MitigationScore | None = None
+    topology: Topology | None = None
+    timing = Timing()
+    tracker: LimitTracker | None = None
+    env: Environment | None = None
+    agent_wall = 0.0
+
+    def note(phase: str, detail: Any = None) -> None:
+        ev = EnvEvent(phase=phase, detail=detail, t_wall=time.perf_counter() - t0)
+        traj.write(ev)
+
+    try:
+        try:
+            env = make_environment(spec, work)
+            env.deploy()
+            note("deployed", {"seed": spec.seed})
+            note("injected", env.inject())
+            check = env.wait_for_alerts()
+            timing.alerts_fired_twin_s = check.elapsed_s
+            note("alerts", {"firing": check.firing, "missing": check.missing, "waited_s": check.elapsed_s})
+            if not check.ok:
+                raise EnvironmentError_(
+                    f"expected alerts did not fire within their window: {', '.join(check.missing)}"
+                )
+        except EnvironmentError_ as e:
+            termination, error = "env_error", str(e)
+        except Exception as e:
+            termination, error = "env_error", f"{type(e).__name__}: {e}"
+        if termination == "submitted":
+            assert env is not None
+            try:
+                agent = make_agent_for(spec.agent)
+            except Exception as e:
+                termination, error = (
+                    "agent_error",
+                    f"cannot build agent {spec.agent.name!r}: {type(e).__name__}: {e}",
+                )
+                agent = None
+            if agent is not None:
+                prime = getattr(agent, "prime", None)
+                if callable(prime):
+                    prime(env.privileged_context())
+                task = env.task(spec.limits)
+                tracker = LimitTracker(spec.limits)
+                env_now = env.now
+
+                def sink(event: dict[str, Any]) -> None:
+                    typed = to_event(dict(event))
+                    typed.t_wall = time.perf_counter() - t0  # type: ignore[attr-defined]
+                    with contextlib.suppress(Exception):  # the environment may be gone (timeout)
+                        typed.t_twin = env_now()  # type: ignore[attr-defined]
+                    traj.write(typed)
+                    assert tracker is not None
+                    tracker.observe(dict(event))
+
+                box: dict[str, Any] = {}
+
+                def target() -> None:
+                    try:
+                        box["output"] = agent.run(task, sink)
+                    except BaseException as e:  # noqa: BLE001 - recorded, never re-raised
+                        box["error"] = e
+                        box["tb"] = traceback.format_exc()
+
+                note("task", {"goal": task.goal, "limits": spec.limits.model_dump()})
+                twin0 = env.now()
+                a0 = time.perf_counter()
+                th = threading.Thread(target=target, name=f"agent-{spec.episode_id}", daemon=True)
+                th.start()
+                th.join(spec.limits.wall_time_s + min(AGENT_GRACE_S, max(0.5, 0.1 * spec.limits.wall_time_s)))
+                agent_wall = time.perf_counter() - a0
+                timing.agent_wall_s = agent_wall
+                timing.agent_twin_s = env.now() - twin0
+                if th.is_alive():
+                    termination, error = "timeout", f"the agent ran longer than {spec.limits.wall_time_s} s"
+                elif isinstance(box.get("error"), LimitExceeded):
+                    exc: LimitExceeded = box["error"]
+                    termination, error = exc.reason, str(exc)
+                elif "error" in box:
+                    termination = "agent_error"
+                    error = f"{type(box['error']).__name__}: {box['error']}"
+                    traj.write(ErrorEvent(where="agent", message=box.get("tb", error)))
+                else:
+                    output = box.get("output")
+                    if not isinstance(output, AgentOutput):
+                        termination, error = (
+                            "agent_error",
+                            f"the agent returned {type(output).__name__}, not AgentOutput",
+                        )
+                        output = None
+                    elif output.extra.get("termination") in SELF_LIMITS:
+                        # the agent stopped itself at a limit (its own loop enforces max steps / budget)
+                        termination = output.extra["termination"]
+                        error = f"the agent stopped at its {termination} limit"
+                if output is None and termination != "submitted":
+                    output = _read_output_fallback(work)
+                if output is not None:
+                    (ep_dir / "output.json").write_text(output.model_dump_json(indent=2) + "\n")
+                note("agent_finished", {"termination": termination, "error": error})
+                try:
+                    env.settle()
+                    mitigation = env.evaluate()
+                    topology = env.topology()
+                    (ep_dir / "mitigation.json").write_text(mitigation.model_dump_json(indent=2) + "\n")
+                    topology.write(ep_dir / "topology.json")
+                    note("evaluated", mitigation.model_dump(mode="json"))
+                except Exception as e:
+                    termination, error = "env_error", f"evaluation failed: {type(e).__name__}: {e}"
+                    mitigation = None
+    except Exception as e:  # a bug in the harness itself
+        termination, error = "harness_error", f"{type(e).__name__}: {e}"
+        traj.write(ErrorEvent(where="harness", message=traceback.format_exc()))
+    finally:
+        if env is not None:
+            try:
+                env.teardown()
+            except Exception as e:  # pragma: no cover - best effort
+                traj.write(ErrorEvent(where="teardown", message=str(e)))
+
+    diag = score_outcome(spec.scenario, termination, output, topology)
+    if termination in ("env_error", "harness_error"):
+        mitigation = None
+    fill_times(timing, diag, mitigation, output)
+    wall = time.perf_counter() - t0
+    timing.harness_overhead_s = max(0.0, wall - agent_wall)
+    usage = tracker.usage if tracker else (output.usage if output else None)
+    if output is not None and tracker is not None and output.usage.model_calls > tracker.usage.model_calls:
+        usage = output.usage  # the agent counted more than it reported as events
+    rec = EpisodeRecord(
+        episode_id=spec.episode_id,
+        run_id=spec.run_id,
+        scenario_id=spec.scenario.id,
+        agent=spec.agent.display,
+        trial=spec.trial,
+        seed=spec.seed,
+        masked=spec.masked,
+        termination=termination,
+        error=error,
+        started_at=started,
+        finished_at=_utc(),
+        wall_s=wall,
+        diagnosis=diag,
+        mitigation=mitigation,
+        timing=timing,
+        usage=usage or AgentOutput().usage,
+        steps=(tracker.steps if tracker else 0) or (output.steps if output else 0),
+        category=spec.scenario.category,
+        complexity=spec.scenario.complexity,
+        bucket=spec.scenario.complexity_bucket,
+        control=spec.scenario.control,
+    )
+    traj.write(
+        ScoreEvent(scores=json.loads(rec.model_dump_json(include={"termination", "diagnosis", "mitigation"})))
+    )
+    traj.close()
+    return rec

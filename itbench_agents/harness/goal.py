@@ -1,0 +1,16 @@
+"""The goal text an SRE agent is given (nothing in it reveals the scenario or the fault)."""
+
+from __future__ import annotations
+
+SRE_GOAL = (
+    "You are an SRE on call for the application running in namespace {namespace} of this Kubernetes "
+    "cluster. Alerts are firing or users may be affected. Diagnose the incident: identify the "
+    "root-cause entities (as namespace/Kind/name) and how the fault propagated to the alerting "
+    "services, then mitigate it on the cluster so that the alerts clear and the application works "
+    "end to end. If nothing is wrong, report no contributing entities. Write your diagnosis as JSON "
+    "(entities, propagations, alerts_explained) to agent_output.json in your work folder."
+)
+
+
+def sre_goal(namespace: str) -> str:
+    return SRE_GOAL.format(namespace=namespace)

@@ -1,0 +1,56 @@
+"""A rich progress bar with live pass counts for batches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from .batch import BatchSummary
+from .records import EpisodeRecord
+
+
+class BatchProgress:
+    def __init__(self, console: Console, total: int, completed: int = 0) -> None:
+        self.progress = Progress(
+            TextColumn("episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not console.is_terminal,
+        )
+        self.task = self.progress.add_task("", total=total, completed=completed)
+        self.console = console
+
+    def __enter__(self) -> BatchProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def update(self, rec: EpisodeRecord, s: BatchSummary) -> None:
+        desc = (
+            f"[green]diag {s.diagnosis_pass}/{s.ran}[/] [cyan]mitig {s.mitigation_pass}/{s.mitigation_applicable}[/]"
+            + (f" [red]err {s.errors}[/]" if s.errors else "")
+        )
+        self.progress.update(self.task, advance=1, description=desc)
+        if not self.console.is_terminal:
+            d = "✓" if rec.diagnosis and rec.diagnosis.correct else "✗"
+            m = (
+                "-"
+                if not rec.mitigation or not rec.mitigation.applicable
+                else ("✓" if rec.mitigation.passed else "✗")
+            )
+            self.console.print(f"{rec.episode_id}: {rec.termination} diag {d} mitig {m}", highlight=False)

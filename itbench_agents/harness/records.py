@@ -1,0 +1,150 @@
+"""What a run folder holds, as pydantic models (their JSON Schemas are published in docs/schemas/).
+
+::
+
+    runs/<run_id>/
+      run.json                 RunManifest (resolved config, versions, git revision; written atomically)
+      episodes.jsonl           one EpisodeRecord per finished episode (append-only, fsync'd)
+      episodes/<episode_id>/
+        trajectory.jsonl       typed events (harness/trajectory.py)
+        output.json            the AgentOutput as returned
+        mitigation.json        what the environment looked like after settling (alerts, probe)
+        topology.json          the topology graph used by NTAM
+        work/                  the agent's work folder (kubeconfig, agent_output.json, its artifacts)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from ..agents.base import Limits, Usage
+from ..evaluation.diagnosis import DiagnosisScore
+
+SCHEMA_VERSION = 1
+
+Termination = Literal[
+    "submitted", "max_steps", "timeout", "cost_limit", "agent_error", "env_error", "harness_error"
+]
+UNSCORED: frozenset[str] = frozenset({"env_error", "harness_error"})
+"""Terminations that say nothing about the agent: excluded from scores, counted as bad runs."""
+
+
+class AgentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Registry name (``oracle``, ``noop``, ``command``, ``sre-react``...)."""
+    model: str | None = None
+    label: str | None = None
+    """How this agent appears in tables (defaults to ``name`` or ``name:model``)."""
+    command: list[str] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Further ``AgentConfig`` fields (tool_model, base_url, api_key_env, tools, temperature,
+    record_dir, replay_dir...)."""
+
+    @property
+    def display(self) -> str:
+        if self.label:
+            return self.label
+        return f"{self.name}:{self.model}" if self.model else self.name
+
+
+class RunConfig(BaseModel):
+    """Everything that decides which episodes a run contains and how they run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenarios: list[str]
+    agents: list[AgentSpec]
+    trials: int = 1
+    base_seed: int = 0
+    masked: list[str] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    history_s: float = 3600.0
+    settle_s: float | None = None
+    """Override of each scenario's settle period (twin seconds)."""
+    environment: str = "twin"
+    """``twin``, or ``module:factory`` for a plug-in environment backend."""
+
+    def identity(self) -> dict[str, Any]:
+        """The part of the config that must match for a resume."""
+        return self.model_dump(mode="json")
+
+
+class RunManifest(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    created_at: str
+    config: RunConfig
+    versions: dict[str, str] = Field(default_factory=dict)
+    git_revision: str | None = None
+    episodes_planned: int = 0
+    command: list[str] = Field(default_factory=list)
+
+
+class MitigationScore(BaseModel):
+    applicable: bool = True
+    """False for no-fault controls (nothing to mitigate; excluded from mitigation rates)."""
+    passed: bool = False
+    alerts_firing: list[str] = Field(default_factory=list)
+    """Expected alerts still firing after the settle period."""
+    probe_ok: bool | None = None
+    probe_detail: str | None = None
+    reason: str | None = None
+
+
+class Timing(BaseModel):
+    """Times in wall seconds and in twin (virtual) seconds. ``inf`` = not achieved."""
+
+    mttd_wall_s: float = math.inf
+    mttd_twin_s: float = math.inf
+    mttr_wall_s: float = math.inf
+    mttr_twin_s: float = math.inf
+    agent_wall_s: float = 0.0
+    agent_twin_s: float = 0.0
+    alerts_fired_twin_s: float | None = None
+    """Twin seconds from injection until every expected alert fired."""
+    harness_overhead_s: float = 0.0
+    """Wall seconds the harness spent outside the agent (deploy, inject, wait, settle, score)."""
+
+    @field_serializer("mttd_wall_s", "mttd_twin_s", "mttr_wall_s", "mttr_twin_s")
+    def _inf(self, v: float) -> float | str:
+        return "inf" if math.isinf(v) else v
+
+
+class EpisodeRecord(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    episode_id: str
+    run_id: str
+    scenario_id: str
+    agent: str
+    """The agent's display label."""
+    trial: int
+    seed: int
+    masked: list[str] = Field(default_factory=list)
+    termination: Termination
+    error: str | None = None
+    started_at: str
+    finished_at: str
+    wall_s: float
+    diagnosis: DiagnosisScore | None = None
+    mitigation: MitigationScore | None = None
+    timing: Timing = Field(default_factory=Timing)
+    usage: Usage = Field(default_factory=Usage)
+    steps: int = 0
+    category: str = ""
+    complexity: float = 0.0
+    bucket: str = ""
+    control: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.scenario_id, self.agent, self.trial)
+
+    @property
+    def scored(self) -> bool:
+        return self.termination not in UNSCORED

@@ -1,0 +1,256 @@
+"""Build ``report.md`` and a self-contained ``report.html`` from one or more run folders.
+
+Contents: the Table-4 style SRE table (overall, per traces condition), breakdowns by complexity
+bucket (with bars) and fault category, a per-scenario heat map (diagnosis and mitigation rates per
+agent), pass@k, and links to every episode's trajectory rendered as readable HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..evaluation.aggregate import GroupResult, Summary, summarize
+from ..harness.records import EpisodeRecord
+from ..harness.runfolder import read_episodes, read_manifest
+from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
+from .trajectory_html import write_trajectory_html
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _group_rows(groups: Sequence[GroupResult]) -> list[list[str]]:
+    return [
+        [
+            g.agent,
+            g.group,
+            str(g.scenarios),
+            fmt(g.diagnosis, pct=True),
+            fmt(g.ntam_fl),
+            fmt(g.mitigation, pct=True),
+            fmt_time(g.mttd_wall),
+            fmt_time(g.mttr_wall),
+        ]
+        for g in groups
+    ]
+
+
+GROUP_HEADER = ["agent", "group", "scenarios", "diagnosis %", "FL NTAM", "mitigation %", "MTTD s", "MTTR s"]
+
+
+def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeRecord]) -> str:
+    parts = ["# itbench-agents report", "", "Runs: " + ", ".join(f"`{r}`" for r in runs), ""]
+    parts += [
+        "## SRE results (Table 4 layout)",
+        "",
+        "Mean ± standard error (macro average over scenarios; MTTD/MTTR over successful runs, ∞ when none).",
+        "",
+    ]
+    parts.append(_md_table(TABLE4_HEADER, [table4_row(g) for g in summary.overall]))
+    parts += [
+        "",
+        "## Times (wall and twin seconds)",
+        "",
+        _md_table(TIMES_HEADER, [times_row(g) for g in summary.overall]),
+    ]
+    for title, groups in (
+        ("By traces condition", summary.by_condition),
+        ("By complexity bucket", summary.by_bucket),
+        ("By fault category", summary.by_category),
+    ):
+        parts += ["", f"## {title}", "", _md_table(GROUP_HEADER, _group_rows(groups))]
+    parts += ["", "## Per scenario", ""]
+    rows = []
+    for s in summary.scenarios:
+        rows.append(
+            [
+                s.scenario_id,
+                s.agent,
+                s.condition,
+                s.bucket,
+                str(s.trials),
+                fmt(s.diagnosis, pct=True),
+                fmt(s.mitigation, pct=True),
+                fmt(s.ntam_fl),
+                f"{s.pass_at_k.get(1, 0.0):.2f}",
+                ", ".join(f"{k}×{v}" for k, v in sorted(s.terminations.items())),
+            ]
+        )
+    parts.append(
+        _md_table(
+            [
+                "scenario",
+                "agent",
+                "condition",
+                "bucket",
+                "trials",
+                "diagnosis %",
+                "mitigation %",
+                "FL NTAM",
+                "pass@1",
+                "terminations",
+            ],
+            rows,
+        )
+    )
+    errs = [r for r in records if r.error]
+    if errs:
+        parts += ["", "## Episodes with errors", ""]
+        parts += [f"- `{r.episode_id}` ({r.termination}): {r.error}" for r in errs[:200]]
+    return "\n".join(parts) + "\n"
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1400px}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}
+td:first-child,th:first-child{text-align:left}
+.heat td.cell{text-align:center;min-width:3.5em;color:#000}
+.bar{display:inline-block;height:12px;background:#4a7bd0;vertical-align:middle}
+.bar.m{background:#3aa56b}.muted{color:#777}
+a{color:#2456a6}
+"""
+
+
+def _heat(v: float | None) -> str:
+    if v is None or math.isnan(v):
+        return "#eeeeee"
+    r = int(230 - 150 * v)
+    g = int(90 + 140 * v)
+    return f"rgb({r},{g},110)"
+
+
+def _table_html(header: list[str], rows: list[list[str]], cls: str = "") -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def render_html(
+    summary: Summary, runs: list[str], records: list[EpisodeRecord], links: dict[str, str]
+) -> str:
+    out = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>itbench-agents report</title><style>{CSS}</style></head><body>"
+    ]
+    out.append("<h1>itbench-agents report</h1>")
+    out.append("<p class='muted'>Runs: " + ", ".join(html.escape(r) for r in runs) + "</p>")
+    out.append("<h2 id='table4'>SRE results (Table 4 layout)</h2>")
+    out.append(
+        "<p class='muted'>Mean ± standard error; macro average over scenarios; MTTD/MTTR over successful runs (∞ when none).</p>"
+    )
+    out.append(_table_html(TABLE4_HEADER, [table4_row(g) for g in summary.overall], "table4"))
+    out.append(
+        "<h2>Times (wall and twin seconds)</h2>"
+        + _table_html(TIMES_HEADER, [times_row(g) for g in summary.overall])
+    )
+    out.append("<h2>By traces condition</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_condition)))
+    out.append("<h2 id='complexity'>By complexity bucket</h2>")
+    rows = []
+    for g in summary.by_bucket:
+        d = 0.0 if math.isnan(g.diagnosis.mean) else g.diagnosis.mean
+        m = None if g.mitigation is None or math.isnan(g.mitigation.mean) else g.mitigation.mean
+        bars = f"<span class='bar' style='width:{d * 200:.0f}px'></span> {d * 100:.0f}% diagnosis<br>"
+        bars += (
+            f"<span class='bar m' style='width:{m * 200:.0f}px'></span> {m * 100:.0f}% mitigation"
+            if m is not None
+            else "<span class='muted'>no mitigation (controls)</span>"
+        )
+        rows.append(
+            f"<tr><td>{html.escape(g.agent)}</td><td>{html.escape(g.group)}</td><td>{g.scenarios}</td><td style='text-align:left'>{bars}</td></tr>"
+        )
+    out.append(
+        "<table class='bars'><thead><tr><th>agent</th><th>bucket</th><th>scenarios</th><th>pass rates</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+    out.append("<h2>By fault category</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_category)))
+    # heat map: scenarios × agents (diagnosis | mitigation)
+    agents = sorted(
+        {
+            s.agent + (" / " + s.condition if len({x.condition for x in summary.scenarios}) > 1 else "")
+            for s in summary.scenarios
+        }
+    )
+    cells: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for s in summary.scenarios:
+        col = s.agent + (" / " + s.condition if len({x.condition for x in summary.scenarios}) > 1 else "")
+        cells[(s.scenario_id, col)] = (s.diagnosis.mean, s.mitigation.mean if s.mitigation else None)
+    out.append(
+        "<h2 id='heatmap'>Per-scenario heat map</h2><p class='muted'>Each cell: diagnosis rate | mitigation rate over trials.</p>"
+    )
+    head = (
+        "<tr><th>scenario</th>" + "".join(f"<th colspan='2'>{html.escape(a)}</th>" for a in agents) + "</tr>"
+    )
+    body = []
+    for sid in sorted({s.scenario_id for s in summary.scenarios}):
+        tds = []
+        for a in agents:
+            for v in cells.get((sid, a), (None, None)):
+                txt = "—" if v is None or math.isnan(v) else f"{v * 100:.0f}"
+                tds.append(f"<td class='cell' style='background:{_heat(v)}'>{txt}</td>")
+        body.append(f"<tr><td>{html.escape(sid)}</td>{''.join(tds)}</tr>")
+    out.append(f"<table class='heat'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
+    out.append("<h2 id='episodes'>Episodes</h2>")
+    rows2 = []
+    for r in sorted(records, key=lambda r: (r.scenario_id, r.agent, r.trial)):
+        link = links.get(r.episode_id)
+        name = (
+            f"<a href='{html.escape(link)}'>{html.escape(r.episode_id)}</a>"
+            if link
+            else html.escape(r.episode_id)
+        )
+        dmark = "✓" if r.diagnosis and r.diagnosis.correct else "✗"
+        mmark = (
+            "–" if not r.mitigation or not r.mitigation.applicable else ("✓" if r.mitigation.passed else "✗")
+        )
+        rows2.append(
+            f"<tr><td>{name}</td><td>{html.escape(r.termination)}</td><td>{dmark}</td><td>{mmark}</td><td>{r.wall_s:.1f}</td><td style='text-align:left'>{html.escape(r.error or '')}</td></tr>"
+        )
+    out.append(
+        "<table><thead><tr><th>episode</th><th>termination</th><th>diagnosis</th><th>mitigation</th><th>wall s</th><th>error</th></tr></thead><tbody>"
+        + "".join(rows2)
+        + "</tbody></table>"
+    )
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
+    records: list[EpisodeRecord] = []
+    for d in run_dirs:
+        read_manifest(d)
+        records.extend(read_episodes(d))
+    return records
+
+
+def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None) -> tuple[Path, Path]:
+    dirs = [Path(d) for d in run_dirs]
+    out_dir = Path(out) if out else dirs[0]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = load_runs(dirs)
+    summary = summarize(records)
+    links: dict[str, str] = {}
+    for d in dirs:
+        for r in read_episodes(d):
+            traj = d / "episodes" / r.episode_id / "trajectory.jsonl"
+            if traj.exists():
+                page = write_trajectory_html(traj, r)
+                try:
+                    links[r.episode_id] = str(page.resolve().relative_to(out_dir.resolve()))
+                except ValueError:
+                    links[r.episode_id] = page.resolve().as_uri()
+    runs = [str(d) for d in dirs]
+    md = out_dir / "report.md"
+    md.write_text(render_markdown(summary, runs, records))
+    page = out_dir / "report.html"
+    page.write_text(render_html(summary, runs, records, links))
+    (out_dir / "summary.json").write_text(json.dumps(json.loads(summary.model_dump_json()), indent=1) + "\n")
+    return md, page

@@ -1,0 +1,165 @@
+"""A small Kubernetes REST client (plain HTTP + discovery) for fault injection and mitigation.
+
+Scenario operations are applied through the Kubernetes API so that the same spec injects on the
+twin and on a live cluster. This client speaks the REST API directly (``requests``): discovery maps
+``apiVersion``/``kind`` to the resource path, then create/patch/delete/get/list. A bearer token
+from the kubeconfig is sent when present.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+PATCH_CONTENT_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
+class KubeApiError(RuntimeError):
+    """The API server refused an operation; ``status`` is the Kubernetes Status body when given."""
+
+    def __init__(self, message: str, code: int = 0, status: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status or {}
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool
+
+
+class KubeApi:
+    def __init__(
+        self, base_url: str, token: str | None = None, timeout: float = 30.0, verify: bool = True
+    ) -> None:
+        self.base = base_url.rstrip("/")
+        self.session = requests.Session()
+        self.session.verify = verify
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        self.timeout = timeout
+        self._resources: dict[tuple[str, str], ResourceInfo] = {}
+        self._discovered: set[str] = set()
+
+    # ------------------------------------------------------------------ discovery
+    def _discover(self, api_version: str) -> None:
+        if api_version in self._discovered:
+            return
+        path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        data = self._request("GET", path)
+        for r in data.get("resources", []):
+            if "/" in r.get("name", ""):
+                continue  # subresource
+            self._resources[(api_version, r["kind"])] = ResourceInfo(
+                api_version, r["kind"], r["name"], bool(r.get("namespaced"))
+            )
+        self._discovered.add(api_version)
+
+    def resource(self, api_version: str, kind: str) -> ResourceInfo:
+        self._discover(api_version)
+        info = self._resources.get((api_version, kind))
+        if info is None:
+            raise KubeApiError(f'the server doesn\'t have a resource type "{kind}" in {api_version}', 404)
+        return info
+
+    def _path(self, api_version: str, kind: str, namespace: str | None, name: str | None = None) -> str:
+        info = self.resource(api_version, kind)
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if info.namespaced:
+            prefix += f"/namespaces/{namespace or 'default'}"
+        prefix += f"/{info.plural}"
+        return prefix + (f"/{name}" if name else "")
+
+    # ------------------------------------------------------------------ HTTP
+    def _request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            data = json.dumps(body)
+        try:
+            resp = self.session.request(
+                method, self.base + path, data=data, headers=headers, timeout=self.timeout
+            )
+        except requests.RequestException as e:
+            raise KubeApiError(f"{method} {path}: cannot reach the API server: {e}") from e
+        if resp.status_code >= 400:
+            try:
+                status = resp.json()
+                msg = status.get("message") or resp.text
+            except ValueError:
+                status, msg = {}, resp.text
+            raise KubeApiError(f"{method} {path}: {resp.status_code} {msg}", resp.status_code, status)
+        return resp.json() if resp.content else {}
+
+    # ------------------------------------------------------------------ verbs
+    def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        return dict(self._request("GET", self._path(api_version, kind, namespace, name)))
+
+    def exists(self, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
+        try:
+            self.get(api_version, kind, namespace, name)
+        except KubeApiError as e:
+            if e.code == 404:
+                return False
+            raise
+        return True
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        info = self.resource(api_version, kind)
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if info.namespaced and namespace:
+            prefix += f"/namespaces/{namespace}"
+        items = self._request("GET", f"{prefix}/{info.plural}").get("items", [])
+        for it in items:
+            it.setdefault("kind", kind)
+            it.setdefault("apiVersion", api_version)
+        return list(items)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        m = obj.get("metadata", {})
+        path = self._path(obj["apiVersion"], obj["kind"], m.get("namespace"))
+        return dict(self._request("POST", path, obj))
+
+    def replace(self, obj: dict[str, Any]) -> dict[str, Any]:
+        m = obj.get("metadata", {})
+        path = self._path(obj["apiVersion"], obj["kind"], m.get("namespace"), m["name"])
+        return dict(self._request("PUT", path, obj))
+
+    def patch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str = "strategic",
+    ) -> dict[str, Any]:
+        path = self._path(api_version, kind, namespace, name)
+        return dict(self._request("PATCH", path, patch, PATCH_CONTENT_TYPES[patch_type]))
+
+    def delete(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        return dict(self._request("DELETE", self._path(api_version, kind, namespace, name)))
+
+
+def token_from_kubeconfig(path: str) -> str | None:
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(open(path))  # noqa: SIM115 - tiny file
+        users = cfg.get("users") or []
+        return (users[0].get("user") or {}).get("token") if users else None
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None

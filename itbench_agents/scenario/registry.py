@@ -1,0 +1,147 @@
+"""The scenario registry: every scenario file under a folder, selectable by id, glob, suite or tag.
+
+reg = ScenarioRegistry.default()            # scenarios/sre/*.yaml (+ ciso/, finops/ when present)
+reg.get("sre/ad-failure-flag-v1")
+reg.select(ids=["sre/*-flag-*"], tags=["flagd"])
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..paths import scenarios_dir
+from .loader import Problem, ScenarioLoadError, load_scenario
+from .spec import Scenario
+
+PERSONAS = ("sre", "ciso", "finops")
+
+
+class UnknownScenarioError(KeyError):
+    def __init__(self, query: str, suggestions: list[str]) -> None:
+        self.query = query
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown scenario {query!r}{hint} (see `itbench scenarios list`)")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ScenarioRegistry:
+    def __init__(self, scenarios: Iterable[Scenario], files: dict[str, Path] | None = None) -> None:
+        self._by_id: dict[str, Scenario] = {}
+        self.files: dict[str, Path] = dict(files or {})
+        for s in scenarios:
+            if s.id in self._by_id:
+                raise ScenarioLoadError(
+                    [Problem(str(self.files.get(s.id, "?")), None, "id", f"duplicate id {s.id}")]
+                )
+            self._by_id[s.id] = s
+
+    @classmethod
+    def from_dir(cls, root: str | Path) -> ScenarioRegistry:
+        root = Path(root)
+        scenarios: list[Scenario] = []
+        files: dict[str, Path] = {}
+        problems: list[Problem] = []
+        seen: dict[str, Path] = {}
+        for persona in PERSONAS:
+            folder = root / persona
+            if not folder.is_dir():
+                continue
+            for f in sorted(folder.glob("*.yaml")):
+                try:
+                    s = load_scenario(f)
+                except ScenarioLoadError as e:
+                    problems.extend(e.problems)
+                    continue
+                if s.id in seen:
+                    problems.append(
+                        Problem(str(f), None, "id", f"duplicate id {s.id} (also in {seen[s.id]})")
+                    )
+                    continue
+                seen[s.id] = f
+                scenarios.append(s)
+                files[s.id] = f
+        if problems:
+            raise ScenarioLoadError(problems)
+        return cls(scenarios, files)
+
+    @classmethod
+    def default(cls) -> ScenarioRegistry:
+        return cls.from_dir(scenarios_dir())
+
+    # ------------------------------------------------------------------ queries
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, sid: object) -> bool:
+        return sid in self._by_id
+
+    def all(self) -> list[Scenario]:
+        return [self._by_id[k] for k in sorted(self._by_id)]
+
+    def ids(self) -> list[str]:
+        return sorted(self._by_id)
+
+    def get(self, sid: str) -> Scenario:
+        if sid in self._by_id:
+            return self._by_id[sid]
+        # accept a bare name without persona prefix
+        for persona in PERSONAS:
+            if f"{persona}/{sid}" in self._by_id:
+                return self._by_id[f"{persona}/{sid}"]
+        raise UnknownScenarioError(sid, self.suggest(sid))
+
+    def suggest(self, query: str, n: int = 3) -> list[str]:
+        ids = self.ids()
+        close = difflib.get_close_matches(query, ids, n=n, cutoff=0.5)
+        if not close:
+            bare = {i.split("/", 1)[1]: i for i in ids}
+            close = [
+                bare[b] for b in difflib.get_close_matches(query.split("/")[-1], list(bare), n=n, cutoff=0.4)
+            ]
+        return close
+
+    def select(
+        self,
+        ids: Iterable[str] = (),
+        suite: str | None = None,
+        tags: Iterable[str] = (),
+        include_controls: bool = True,
+    ) -> list[Scenario]:
+        """Scenarios matching any of ``ids`` (exact ids or globs) and/or a ``suite`` (persona or
+        ``persona:tag``), filtered to those carrying every tag in ``tags``."""
+        chosen: dict[str, Scenario] = {}
+        ids = list(ids)
+        for q in ids:
+            if any(ch in q for ch in "*?["):
+                hits = [
+                    s
+                    for s in self.all()
+                    if fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
+                ]
+                if not hits:
+                    raise UnknownScenarioError(q, self.suggest(q.replace("*", "")))
+                for s in hits:
+                    chosen[s.id] = s
+            else:
+                s = self.get(q)
+                chosen[s.id] = s
+        if suite:
+            persona, _, tag = suite.partition(":")
+            if persona not in PERSONAS:
+                raise UnknownScenarioError(suite, [p for p in PERSONAS if p.startswith(persona[:1])])
+            for s in self.all():
+                if s.persona == persona and (not tag or tag in s.tags):
+                    chosen[s.id] = s
+        if not ids and not suite:
+            chosen = {s.id: s for s in self.all()}
+        want = set(tags)
+        out = [s for s in sorted(chosen.values(), key=lambda s: s.id) if want <= set(s.tags)]
+        if not include_controls:
+            out = [s for s in out if not s.control]
+        return out

@@ -1,0 +1,92 @@
+"""Aggregation: per-scenario mean ± stderr, macro average, buckets, conditions, ∞ times."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from itbench_agents.evaluation.aggregate import summarize
+from itbench_agents.evaluation.diagnosis import DiagnosisScore
+from itbench_agents.harness.records import EpisodeRecord, MitigationScore, Timing
+
+
+def rec(
+    sid: str,
+    trial: int,
+    diag: bool,
+    mit: bool | None,
+    *,
+    agent: str = "a",
+    masked: list[str] | None = None,
+    bucket: str = "easy",
+    termination: str = "submitted",
+    mttd: float = 10.0,
+) -> EpisodeRecord:
+    t = Timing(agent_wall_s=mttd, agent_twin_s=mttd)
+    if diag:
+        t.mttd_wall_s = mttd
+    if mit:
+        t.mttr_wall_s = mttd * 2
+    return EpisodeRecord(
+        episode_id=f"{sid}-{trial}",
+        run_id="r",
+        scenario_id=sid,
+        agent=agent,
+        trial=trial,
+        seed=trial,
+        masked=masked or [],
+        termination=termination,  # type: ignore[arg-type]
+        started_at="",
+        finished_at="",
+        wall_s=1.0,
+        diagnosis=None
+        if termination == "env_error"
+        else DiagnosisScore(correct=diag, ntam_fl=1.0 if diag else 0.2),
+        mitigation=None if mit is None else MitigationScore(applicable=True, passed=mit),
+        timing=t,
+        bucket=bucket,
+        category="Other",
+    )
+
+
+def test_macro_average_and_stderr() -> None:
+    recs = [
+        rec("s1", 0, True, True),
+        rec("s1", 1, False, False),
+        rec("s2", 0, True, True),
+        rec("s2", 1, True, True),
+    ]
+    s = summarize(recs)
+    per = {r.scenario_id: r for r in s.scenarios}
+    assert per["s1"].diagnosis.mean == 0.5 and per["s1"].diagnosis.stderr == pytest.approx(0.5)
+    assert per["s1"].pass_at_k == {1: 0.5, 2: 1.0}
+    o = s.overall[0]
+    assert o.diagnosis.mean == pytest.approx(0.75) and o.diagnosis.stderr == pytest.approx(0.25)
+    assert o.mitigation is not None and o.mitigation.mean == pytest.approx(0.75)
+    assert o.mttd_wall.mean == pytest.approx(10.0) and o.mttd_wall.n == 3
+    assert o.mttr_wall.mean == pytest.approx(20.0)
+
+
+def test_times_are_infinite_without_success_and_bad_runs_are_excluded() -> None:
+    recs = [rec("s1", 0, False, False), rec("s1", 1, False, False, termination="env_error")]
+    o = summarize(recs).overall[0]
+    assert math.isinf(o.mttd_wall.mean) and math.isinf(o.mttr_wall.mean)
+    assert o.episodes == 1 and o.bad_runs == 1
+
+
+def test_breakdowns_by_bucket_and_condition() -> None:
+    recs = [
+        rec("s1", 0, True, True, bucket="easy"),
+        rec("s2", 0, False, False, bucket="hard"),
+        rec("s1", 0, False, False, masked=["traces"], bucket="easy"),
+    ]
+    s = summarize(recs)
+    assert {(g.group, g.diagnosis.mean) for g in s.by_bucket} == {("easy", 0.5), ("hard", 0.0)}
+    assert {(g.group, g.diagnosis.mean) for g in s.by_condition} == {("traces on", 0.5), ("traces off", 0.0)}
+
+
+def test_timing_infinity_roundtrips_through_json() -> None:
+    r = rec("s1", 0, False, False)
+    back = EpisodeRecord.model_validate_json(r.model_dump_json())
+    assert math.isinf(back.timing.mttd_wall_s) and back.timing.agent_wall_s == 10.0

@@ -1,0 +1,192 @@
+"""Scoring math: alias-aware matching, P/R/F1, NTAM worked examples, LCS chains, pass@k, aggregation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from ntam_fixture import ground_truth, topology
+
+from itbench_agents.agents.base import Diagnosis, DiagnosisEntity, Propagation
+from itbench_agents.evaluation.chain import contract, gt_chain, lcs_length
+from itbench_agents.evaluation.diagnosis import score_diagnosis
+from itbench_agents.evaluation.entities import AliasIndex, EntityRef
+from itbench_agents.evaluation.ntam import NtamParams, NtamScorer
+from itbench_agents.evaluation.stats import pass_at_k, stderr
+from itbench_agents.scenario.spec import GroundTruth
+
+
+def diag(*names: str, props: tuple[tuple[str, str], ...] = ()) -> Diagnosis:
+    return Diagnosis(
+        entities=[DiagnosisEntity(name=n, contributing_factor=True) for n in names],
+        propagations=[Propagation(source=a, target=b) for a, b in props],
+    )
+
+
+def test_entity_names_parse_and_normalise() -> None:
+    assert EntityRef.parse("otel-demo/Deployment/ad") == EntityRef("otel-demo", "deployment", "ad")
+    assert EntityRef.parse("otel-demo/deployments.apps/ad") == EntityRef("otel-demo", "deployment", "ad")
+    assert EntityRef.parse("Node/worker-1") == EntityRef(None, "node", "worker-1")
+    assert EntityRef.parse("just-a-name") is None
+
+
+@pytest.mark.parametrize(
+    ("names", "correct", "p", "r"),
+    [
+        (["otel-demo/Deployment/ad"], True, 1.0, 1.0),
+        (["otel-demo/Service/ad"], True, 1.0, 1.0),  # alias of the Deployment
+        (["otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], True, 1.0, 1.0),  # filter match
+        (["otel-demo/Deployment/ad", "otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], True, 1.0, 1.0),  # same class twice
+        (["otel-demo/Deployment/frontend"], False, 0.0, 0.0),
+        (["otel-demo/Deployment/ad", "otel-demo/Deployment/frontend"], False, 0.5, 1.0),
+        (["other-ns/Deployment/ad"], False, 0.0, 0.0),
+        ([], False, 0.0, 0.0),
+    ],
+)
+def test_exact_match_and_prf(names: list[str], correct: bool, p: float, r: float) -> None:
+    s = score_diagnosis(ground_truth(), diag(*names))
+    assert (s.correct, s.precision, s.recall) == (correct, p, r)
+
+
+def test_missing_and_control_diagnoses() -> None:
+    assert score_diagnosis(ground_truth(), None, reason_if_missing="not JSON").reason == "not JSON"
+    control = GroundTruth()
+    ok = score_diagnosis(control, Diagnosis())
+    assert ok.correct and ok.f1 == 1.0 and ok.ntam_fl == 1.0
+    wrong = score_diagnosis(control, diag("otel-demo/Deployment/ad"))
+    assert not wrong.correct and wrong.ntam_fl == 0.0 and wrong.precision == 0.0
+
+
+def test_non_contributing_entities_do_not_count_as_root_causes() -> None:
+    d = Diagnosis(
+        entities=[
+            DiagnosisEntity(name="otel-demo/Deployment/ad", contributing_factor=True),
+            DiagnosisEntity(name="otel-demo/Deployment/frontend", contributing_factor=False),
+        ]
+    )
+    assert score_diagnosis(ground_truth(), d).correct
+
+
+# ---------------------------------------------------------------- NTAM worked examples (docs/metrics.md)
+@pytest.mark.parametrize(
+    ("preds", "expected"),
+    [
+        (["otel-demo/Deployment/ad"], 1.0),
+        (["otel-demo/Pod/ad-5f7-abcde"], 1.0),
+        (["otel-demo/Deployment/frontend"], math.exp(-0.5) / (1 + 0.5 * math.log(3))),
+        (["otel-demo/Deployment/cart"], math.exp(-1.0) / (1 + 0.5 * math.log(3))),
+        (["Namespace/otel-demo"], math.exp(-1.5) / (1 + 0.5 * math.log(18))),
+        (["otel-demo/ConfigMap/flagd-config"], math.exp(-3.0)),
+        (
+            ["otel-demo/Deployment/ad", "otel-demo/Deployment/frontend", "otel-demo/Deployment/cart"],
+            math.exp(-1.0),
+        ),
+        (["otel-demo/Deployment/nope"], 0.0),
+        ([], 0.0),
+    ],
+)
+def test_ntam_fault_localisation_worked_examples(preds: list[str], expected: float) -> None:
+    assert NtamScorer(ground_truth(), topology()).fault_localization(preds) == pytest.approx(
+        expected, abs=1e-9
+    )
+
+
+def test_ntam_fault_propagation_weights_chain_positions() -> None:
+    s = NtamScorer(ground_truth(), topology())
+    full = ["otel-demo/Deployment/ad", "otel-demo/Deployment/frontend", "otel-demo/Deployment/frontend-proxy"]
+    assert s.fault_propagation(full) == pytest.approx(1.0)
+    sim1 = math.exp(-0.5) / (1 + 0.5 * math.log(3))
+    sim2 = math.exp(-1.0) / (1 + 0.5 * math.log(3))
+    raw = (1 + 0.5 * sim1 + 0.25 * sim2) / 1.75
+    assert s.fault_propagation(["otel-demo/Deployment/ad"]) == pytest.approx(raw * math.exp(-0.5 * 2 / 3))
+    # missing the root costs more than missing the tail
+    assert s.fault_propagation(full[:2]) > s.fault_propagation(full[1:])
+
+
+def test_ntam_is_in_unit_interval_and_monotone_in_distance() -> None:
+    s = NtamScorer(ground_truth(), topology(), NtamParams(lam=1.0))
+    vals = [
+        s.fault_localization([p])
+        for p in ("otel-demo/Deployment/ad", "otel-demo/Deployment/frontend", "otel-demo/Deployment/cart")
+    ]
+    assert vals == sorted(vals, reverse=True) and all(0 <= v <= 1 for v in vals)
+
+
+def test_ntam_without_topology_still_scores_exact_matches() -> None:
+    s = NtamScorer(ground_truth(), None)
+    assert s.fault_localization(["otel-demo/Service/ad"]) == 1.0
+    # the ground-truth propagation edges alone give a distance
+    assert 0 < s.fault_localization(["otel-demo/Service/frontend"]) < 1
+
+
+# ---------------------------------------------------------------- chains
+def test_lcs_and_chain_scores() -> None:
+    assert lcs_length("abcde", "ace") == 3 and lcs_length("", "abc") == 0 and lcs_length("abc", "cba") == 1
+    assert contract(["a", "a", "b", "b", "a"]) == ["a", "b", "a"]
+    gt = ground_truth()
+    assert gt_chain(gt) == ["ad-service", "frontend-service", "frontend-proxy-service"]
+    full = diag(
+        "otel-demo/Deployment/ad",
+        props=(
+            ("otel-demo/Deployment/ad", "otel-demo/Service/frontend"),
+            ("otel-demo/Service/frontend", "otel-demo/Service/frontend-proxy"),
+        ),
+    )
+    s = score_diagnosis(gt, full)
+    assert (s.chain_precision, s.chain_recall, s.chain_f1) == (1.0, 1.0, 1.0)
+    # a detour through a wrong entity: LCS 2 of predicted 3, of truth 3
+    detour = diag(
+        "otel-demo/Deployment/ad",
+        props=(
+            ("otel-demo/Deployment/ad", "otel-demo/Deployment/cart"),
+            ("otel-demo/Deployment/cart", "otel-demo/Service/frontend-proxy"),
+        ),
+    )
+    s = score_diagnosis(gt, detour)
+    assert s.chain_precision == pytest.approx(2 / 3) and s.chain_recall == pytest.approx(2 / 3)
+    # pod and deployment of the same service contract to one hop
+    same = diag(
+        "otel-demo/Deployment/ad",
+        props=(
+            ("otel-demo/Pod/ad-1-2", "otel-demo/Deployment/ad"),
+            ("otel-demo/Deployment/ad", "otel-demo/Service/frontend"),
+        ),
+    )
+    s = score_diagnosis(gt, same)
+    assert s.chain_precision == 1.0 and s.chain_recall == pytest.approx(2 / 3)
+
+
+# ---------------------------------------------------------------- statistics
+def _brute_pass_at_k(n: int, c: int, k: int) -> float:
+    outcomes = [1] * c + [0] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(1 for s in subsets if any(outcomes[i] for i in s)) / len(subsets)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k"), [(n, c, k) for n in (1, 3, 5, 8) for c in range(n + 1) for k in range(1, n + 1)]
+)
+def test_pass_at_k_matches_brute_force(n: int, c: int, k: int) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(_brute_pass_at_k(n, c, k), abs=1e-12)
+
+
+def test_pass_at_k_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        pass_at_k(3, 1, 4)
+    with pytest.raises(ValueError):
+        pass_at_k(3, 5, 1)
+
+
+def test_stderr() -> None:
+    assert stderr([1.0]) == 0.0
+    assert stderr([0.0, 1.0]) == pytest.approx(0.5)
+    assert math.isnan(stderr([]))
+
+
+def test_alias_index_unions_transitively() -> None:
+    gt = ground_truth()
+    a = AliasIndex(gt)
+    assert a.cls("ad-pod") == a.cls("ad-deployment") == a.cls("ad-service")
+    assert a.cls("ad-pod") != a.cls("frontend-pod")
+    assert a.root_cause_classes() == {a.cls("ad-service")}

@@ -1,0 +1,103 @@
+"""Reports: Markdown + self-contained HTML from a run folder; a headless-Chromium screenshot."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from itbench_agents.agents.base import Limits
+from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.records import AgentSpec, RunConfig
+from itbench_agents.report.build import write_reports
+from itbench_agents.scenario.registry import ScenarioRegistry
+
+PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(PLUGINS))
+    reg = ScenarioRegistry.default()
+    d = tmp_path_factory.mktemp("runs") / "r1"
+    cfg = RunConfig(
+        scenarios=[
+            "sre/ad-failure-flag-v1",
+            "sre/shipping-quote-addr-env-v1",
+            "sre/control-otel-demo-healthy-v1",
+        ],
+        agents=[AgentSpec(name="itbench_fakes:good", label="good"), AgentSpec(name="noop")],
+        trials=2,
+        limits=Limits(),
+        environment="itbench_fakes:make_env",
+    )
+    _, specs, _ = start_run(d, cfg, reg)
+    run_batch(d, specs)
+    return d
+
+
+def test_markdown_and_html_report(run_dir: Path) -> None:
+    md, html = write_reports([run_dir])
+    text = md.read_text()
+    assert (
+        "| agent | diagnosis pass@1 % | FL NTAM | FPC NTAM | MTTD s | mitigation pass@1 % | MTTR s |" in text
+    )
+    good = next(line for line in text.splitlines() if line.startswith("| good |"))
+    assert "| 100.00 ± 0.00 |" in good
+    noop = next(line for line in text.splitlines() if line.startswith("| noop |"))
+    assert "33.33" in noop and "| ∞ |" in noop  # only the control right; no mitigation time
+    page = html.read_text()
+    assert "<script" not in page and "http://" not in page and "https://" not in page  # self-contained
+    assert "Per-scenario heat map" in page and "By complexity bucket" in page
+    links = [p for p in page.split("href='")[1:]]
+    assert links and all((run_dir / link.split("'")[0]).exists() for link in links)
+    traj = (run_dir / links[0].split("'")[0]).read_text()
+    assert "tool_call" in traj or "env_event" in traj
+    assert (run_dir / "summary.json").exists()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed")
+def test_html_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path) -> None:
+    _, html = write_reports([run_dir])
+    shot = tmp_path / "report.png"
+    profile = tmp_path / "profile"
+    r = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={profile}",
+            "--window-size=1400,1800",
+            f"--screenshot={shot}",
+            html.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shot.exists(), r.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real page, not a blank one
+    # dump the page text too and check the tables are in the rendered DOM
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            html.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "diagnosis pass@1 %" in dom.stdout and "heat" in dom.stdout
+    if shutil.which("file"):
+        assert "PNG image" in subprocess.run(["file", str(shot)], capture_output=True, text=True).stdout
