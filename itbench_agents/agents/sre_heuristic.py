@@ -1,0 +1,705 @@
+"""sre-heuristic: a non-LLM SRE baseline over the same tools as sre-react.
+
+    alerts ──▶ alerting services ──▶ walk the call graph to the deepest unhealthy service
+        ──▶ inspect workloads, pods, events, rollouts, chaos objects, config, quotas, policies
+        ──▶ name the root cause(s) ("namespace/Kind/name") ──▶ apply the standard fix
+
+It reads the cluster with the kubectl tool's binary and policy (``kubectl_json``), alerts with the
+``alerts`` tool and the call graph with the ``topology`` tool's Jaeger query; fixes go through the
+``kubectl`` tool in the mitigation phase, so every action is recorded as in sre-react. It never
+sees the scenario or its ground truth: everything comes from the endpoints.
+
+What counts as suspicious (the rules):
+
+- a Chaos Mesh experiment in the namespace → delete it;
+- a flag in the flagd ConfigMap whose ``defaultVariant`` is not ``off`` → set ``off``, restart flagd;
+- a Deployment whose newest revision was rolled out after the app was deployed and is not healthy
+  (pods crash-looping, pending, not ready, OOM-killed) → ``rollout undo``;
+- a Deployment scaled to zero → scale to 1;
+- a Service whose selector matches no workload, or whose targetPort matches no container port →
+  patch it back to the workload of the same name; a workload with ports but no Service → recreate it;
+- a ResourceQuota, NetworkPolicy, HorizontalPodAutoscaler or Deployment created after the app →
+  delete it (Deployment: scale to 0);
+- a cordoned node → uncordon.
+
+With no firing alert it reports no incident and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tools.alerts import fetch_alerts
+from ..tools.context import ToolContext
+from ..tools.kubectl import kubectl_json
+from ..tools.registry import ToolError, get_tool
+from ..tools.topology import dependencies
+from ..twin.kube.store import parse_rfc3339
+from .base import (
+    AgentConfig,
+    AgentOutput,
+    AlertExplanation,
+    Diagnosis,
+    DiagnosisEntity,
+    EventSink,
+    Propagation,
+    Task,
+    Usage,
+)
+
+RECENT_AFTER_S = 300.0
+"""Objects created this long after the namespace count as changes made after the app was deployed."""
+
+# Feature flags of the OpenTelemetry demo and the service that reads each (from the demo's docs);
+# unknown flags fall back to the longest service name their kebab-cased key starts with.
+FLAG_SERVICE = {
+    "adFailure": "ad",
+    "adHighCpu": "ad",
+    "adManualGc": "ad",
+    "cartFailure": "cart",
+    "paymentFailure": "payment",
+    "paymentUnreachable": "checkout",
+    "productCatalogFailure": "product-catalog",
+    "recommendationCacheFailure": "recommendation",
+    "kafkaQueueProblems": "checkout",
+    "imageSlowLoad": "frontend-proxy",
+    "loadGeneratorFloodHomepage": "load-generator",
+    "failedReadinessProbe": "cart",
+    "emailMemoryLeak": "email",
+    "llmRateLimitError": "product-reviews",
+    "llmInaccurateResponse": "product-reviews",
+    "intlShippingSlowdown": "shipping",
+}
+BENIGN_FLAGS = {"loadGeneratorTraffic", "loadGeneratorVUs"}
+BAD_WAITING = {
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+    "RunContainerError",
+    "PodInitializing",
+}
+
+
+@dataclass
+class Finding:
+    entity: str
+    """``namespace/Kind/name`` (``Kind/name`` when cluster-scoped)."""
+    service: str | None
+    reason: str
+    fixes: list[tuple[str, str | None]] = field(default_factory=list)
+    """kubectl commands (and stdin) that undo the change."""
+
+
+@dataclass
+class Cluster:
+    """A snapshot of the namespace, read once with ``kubectl get ... -o json``."""
+
+    ns: str
+    created: float
+    objects: dict[str, list[dict[str, Any]]]
+    nodes: list[dict[str, Any]]
+    chaos: list[dict[str, Any]]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return self.objects.get(kind, [])
+
+
+def _ts(obj: dict[str, Any]) -> float:
+    try:
+        return parse_rfc3339(obj["metadata"]["creationTimestamp"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+
+
+_POD_DEFAULTS: dict[str, Any] = {
+    "dnsPolicy": "ClusterFirst",
+    "restartPolicy": "Always",
+    "schedulerName": "default-scheduler",
+    "securityContext": {},
+    "terminationGracePeriodSeconds": 30,
+}
+_CONTAINER_DEFAULTS: dict[str, Any] = {
+    "imagePullPolicy": None,
+    "resources": {},
+    "terminationMessagePath": "/dev/termination-log",
+    "terminationMessagePolicy": "File",
+}
+
+
+def _strip_defaults(tpl: dict[str, Any]) -> dict[str, Any]:
+    """Drop fields the API server fills in by default, so a defaulted and an as-written template
+    compare equal (only real changes count as a rollout)."""
+    spec = tpl.get("spec", {})
+    for k, v in _POD_DEFAULTS.items():
+        if spec.get(k) == v:
+            spec.pop(k)
+    for key in ("containers", "initContainers"):
+        for ctr in spec.get(key) or []:
+            for k, v in _CONTAINER_DEFAULTS.items():
+                if k in ctr and (v is None or ctr[k] == v):
+                    ctr.pop(k)
+            for port in ctr.get("ports") or []:
+                if port.get("protocol") == "TCP":
+                    port.pop("protocol")
+    return tpl
+
+
+def _kebab(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+class HeuristicAgent:
+    name = "sre-heuristic"
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.calls = 0
+
+    # ------------------------------------------------------------------ reading
+    def _get(self, ctx: ToolContext, command: str, events: EventSink) -> dict[str, Any]:
+        self.calls += 1
+        events({"type": "tool_call", "tool": "kubectl", "args": {"command": command + " -o json"}})
+        try:
+            data = kubectl_json(ctx, command)
+        except ToolError as exc:
+            events({"type": "observation", "tool": "kubectl", "content": None, "error": str(exc)})
+            return {"items": []}
+        events(
+            {"type": "observation", "tool": "kubectl", "content": f"{len(data.get('items', []))} object(s)"}
+        )
+        return data
+
+    def read_cluster(self, ctx: ToolContext, ns: str, events: EventSink) -> Cluster:
+        kinds = [
+            "deployments",
+            "statefulsets",
+            "replicasets",
+            "pods",
+            "services",
+            "configmaps",
+            "resourcequotas",
+            "networkpolicies",
+            "horizontalpodautoscalers",
+        ]
+        objects: dict[str, list[dict[str, Any]]] = {}
+        for kind in kinds:
+            objects[kind] = self._get(ctx, f"get {kind} -n {ns}", events).get("items", [])
+        namespace = self._get(ctx, f"get namespace {ns}", events)
+        created = _ts(namespace) if namespace.get("metadata") else 0.0
+        nodes = self._get(ctx, "get nodes", events).get("items", [])
+        chaos: list[dict[str, Any]] = []
+        self.calls += 1
+        try:
+            from ..tools.kubectl import run_kubectl
+
+            code, out = run_kubectl(ctx, ["api-resources", "--api-group=chaos-mesh.org", "-o", "name"])
+            resources = [r.strip() for r in out.splitlines() if r.strip()] if code == 0 else []
+        except ToolError:
+            resources = []
+        for res in resources:
+            chaos += self._get(ctx, f"get {res} -n {ns}", events).get("items", [])
+        return Cluster(ns, created, objects, nodes, chaos)
+
+    # ------------------------------------------------------------------ rules
+    def _recent(self, c: Cluster, obj: dict[str, Any]) -> bool:
+        return c.created > 0 and _ts(obj) - c.created > RECENT_AFTER_S
+
+    def _workloads(self, c: Cluster) -> list[tuple[str, dict[str, Any]]]:
+        return [("Deployment", d) for d in c.of("deployments")] + [
+            ("StatefulSet", s) for s in c.of("statefulsets")
+        ]
+
+    def _pods_of(self, c: Cluster, wl: dict[str, Any]) -> list[dict[str, Any]]:
+        sel = wl.get("spec", {}).get("selector", {}).get("matchLabels", {}) or {}
+        return [
+            p
+            for p in c.of("pods")
+            if sel and all(p["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())
+        ]
+
+    def _pod_trouble(self, pods: list[dict[str, Any]]) -> str | None:
+        for p in pods:
+            st = p.get("status", {})
+            if st.get("phase") in ("Pending", "Failed"):
+                return f"pod {p['metadata']['name']} is {st.get('phase')}"
+            statuses = [(True, cs) for cs in st.get("initContainerStatuses") or []]
+            statuses += [(False, cs) for cs in st.get("containerStatuses") or []]
+            for init, cs in statuses:
+                w = (cs.get("state") or {}).get("waiting") or {}
+                if w.get("reason") in BAD_WAITING:
+                    return f"pod {p['metadata']['name']}: {w['reason']}"
+                last = (cs.get("lastState") or {}).get("terminated") or {}
+                if last.get("reason") == "OOMKilled" or cs.get("restartCount", 0) >= 3:
+                    return f"pod {p['metadata']['name']}: restarts={cs.get('restartCount', 0)} last={last.get('reason')}"
+                if not init and not cs.get("ready", True):
+                    return f"pod {p['metadata']['name']}: container {cs.get('name')} not ready"
+        return None
+
+    @staticmethod
+    def _template_changed(rss: list[dict[str, Any]]) -> bool:
+        """Whether the newest ReplicaSet's pod template differs from the previous one in more than
+        a restart (``kubectl rollout restart`` only stamps an annotation)."""
+        if len(rss) < 2:
+            return False
+
+        def norm(rs: dict[str, Any]) -> str:
+            tpl = _strip_defaults(json.loads(json.dumps(rs.get("spec", {}).get("template", {}))))
+            meta = tpl.get("metadata", {})
+            (meta.get("labels") or {}).pop("pod-template-hash", None)
+            (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/restartedAt", None)
+            for key in ("labels", "annotations"):
+                if not meta.get(key):
+                    meta.pop(key, None)
+            return json.dumps(tpl, sort_keys=True)
+
+        return norm(rss[-1]) != norm(rss[-2])
+
+    def findings(self, c: Cluster, services: list[str]) -> list[Finding]:
+        """Every suspicious change in the namespace, rule by rule."""
+        out = self._chaos_rule(c) + self._flag_rule(c, services) + self._workload_rule(c)
+        out += self._service_rule(c, out)
+        return out + self._recent_object_rule(c) + self._node_rule(c)
+
+    def _chaos_rule(self, c: Cluster) -> list[Finding]:
+        """Chaos Mesh experiments → delete them."""
+        ns = c.ns
+        out: list[Finding] = []
+        for ch in c.chaos:
+            kind, name = ch.get("kind", "Chaos"), ch["metadata"]["name"]
+            sel = (ch.get("spec", {}).get("selector") or {}).get("labelSelectors") or {}
+            target = next(iter(sel.values()), None)
+            plural = kind.lower()
+            out.append(
+                Finding(
+                    f"{ns}/{kind}/{name}",
+                    target,
+                    f"Chaos Mesh {kind} {name} targets {sel}",
+                    [(f"delete {plural}.chaos-mesh.org {name} -n {ns}", None)],
+                )
+            )
+        return out
+
+    def _flag_rule(self, c: Cluster, services: list[str]) -> list[Finding]:
+        """Feature flags not ``off`` in a flagd ConfigMap → turn them off, restart flagd."""
+        ns = c.ns
+        out: list[Finding] = []
+        svc_names = sorted(
+            {d["metadata"]["name"] for _, d in self._workloads(c)} | set(services), key=len, reverse=True
+        )
+        for cm in c.of("configmaps"):
+            for key, text in (cm.get("data") or {}).items():
+                if not key.endswith(".json") or '"flags"' not in text:
+                    continue
+                try:
+                    doc = json.loads(text)
+                except json.JSONDecodeError:
+                    continue
+                changed = []
+                for flag, spec in (doc.get("flags") or {}).items():
+                    variants = spec.get("variants") or {}
+                    if flag in BENIGN_FLAGS or "off" not in variants or spec.get("defaultVariant") == "off":
+                        continue
+                    changed.append(flag)
+                    spec["defaultVariant"] = "off"
+                if not changed:
+                    continue
+                patch = json.dumps({"data": {key: json.dumps(doc, indent=2)}})
+                fixes: list[tuple[str, str | None]] = [
+                    (
+                        f"patch configmap {cm['metadata']['name']} -n {ns} --type=merge -p {shlex.quote(patch)}",
+                        None,
+                    )
+                ]
+                flagd = next(
+                    (n for _, d in self._workloads(c) if (n := d["metadata"]["name"]) == "flagd"), None
+                )
+                if flagd:
+                    fixes.append((f"rollout restart deployment/{flagd} -n {ns}", None))
+                for i, flag in enumerate(changed):
+                    svc = FLAG_SERVICE.get(flag) or next(
+                        (s for s in svc_names if _kebab(flag).startswith(s)), None
+                    )
+                    entity = f"{ns}/Deployment/{svc}" if svc else f"{ns}/ConfigMap/{cm['metadata']['name']}"
+                    out.append(
+                        Finding(
+                            entity,
+                            svc,
+                            f"feature flag {flag} is enabled in {cm['metadata']['name']}",
+                            fixes if i == 0 else [],
+                        )
+                    )
+        return out
+
+    def _workload_rule(self, c: Cluster) -> list[Finding]:
+        """Workloads created, scaled to zero or re-templated after the app was deployed."""
+        ns = c.ns
+        out: list[Finding] = []
+        rs_by_owner: dict[str, list[dict[str, Any]]] = {}
+        for rs in c.of("replicasets"):
+            for ref in rs["metadata"].get("ownerReferences") or []:
+                rs_by_owner.setdefault(ref.get("name", ""), []).append(rs)
+        for kind, wl in self._workloads(c):
+            name = wl["metadata"]["name"]
+            entity = f"{ns}/{kind}/{name}"
+            lower = kind.lower()
+            if self._recent(c, wl) and kind == "Deployment":
+                out.append(
+                    Finding(
+                        entity,
+                        name,
+                        f"{kind} {name} was created after the app was deployed",
+                        [(f"scale {lower}/{name} --replicas=0 -n {ns}", None)],
+                    )
+                )
+                continue
+            if (wl.get("spec", {}).get("replicas", 1) or 0) == 0:
+                out.append(
+                    Finding(
+                        entity,
+                        name,
+                        f"{kind} {name} is scaled to 0",
+                        [(f"scale {lower}/{name} --replicas=1 -n {ns}", None)],
+                    )
+                )
+                continue
+            trouble = self._pod_trouble(self._pods_of(c, wl))
+            status = wl.get("status", {})
+            desired = wl.get("spec", {}).get("replicas", 1)
+            if trouble is None and (status.get("readyReplicas") or 0) < desired:
+                trouble = f"{status.get('readyReplicas') or 0}/{desired} replicas ready"
+            rss = sorted(rs_by_owner.get(name, []), key=_ts)
+            rolled = (
+                bool(rss)
+                and kind == "Deployment"
+                and self._recent(c, rss[-1])
+                and self._template_changed(rss)
+            )
+            if rolled and trouble:
+                out.append(
+                    Finding(
+                        entity,
+                        name,
+                        f"recent rollout of {name} is unhealthy: {trouble}",
+                        [(f"rollout undo {lower}/{name} -n {ns}", None)],
+                    )
+                )
+            elif (
+                rolled
+                and wl.get("metadata", {})
+                .get("annotations", {})
+                .get("deployment.kubernetes.io/revision", "1")
+                != "1"
+            ):
+                # a template change after deployment with healthy pods: still the prime suspect
+                out.append(
+                    Finding(
+                        entity,
+                        name,
+                        f"{name}'s pod template changed after the app was deployed",
+                        [(f"rollout undo {lower}/{name} -n {ns}", None)],
+                    )
+                )
+        return out
+
+    def _service_rule(self, c: Cluster, found: list[Finding]) -> list[Finding]:
+        """Services that select nothing or target a port nobody listens on; missing Services."""
+        ns = c.ns
+        out: list[Finding] = []
+        workloads = {d["metadata"]["name"]: (k, d) for k, d in self._workloads(c)}
+        with_service: set[str] = set()
+        for svc in c.of("services"):
+            name = svc["metadata"]["name"]
+            sel = svc.get("spec", {}).get("selector") or {}
+            if not sel:
+                continue
+            matched = [
+                n
+                for n, (_, d) in workloads.items()
+                if all(
+                    d["spec"]["template"]["metadata"].get("labels", {}).get(k) == v for k, v in sel.items()
+                )
+            ]
+            with_service.update(matched)
+            if not matched and name in workloads:
+                labels = workloads[name][1]["spec"]["template"]["metadata"].get("labels", {})
+                fixed = {k: labels.get(k) for k in sel}
+                out.append(
+                    Finding(
+                        f"{ns}/Service/{name}",
+                        name,
+                        f"Service {name}'s selector {sel} matches no pods",
+                        [
+                            (
+                                f"patch service {name} -n {ns} --type=merge -p {shlex.quote(json.dumps({'spec': {'selector': fixed}}))}",
+                                None,
+                            )
+                        ],
+                    )
+                )
+                continue
+            ports = {
+                (p.get("name"), p.get("containerPort"))
+                for n in matched
+                for ctr in workloads[n][1]["spec"]["template"]["spec"].get("containers", [])
+                for p in ctr.get("ports") or []
+            }
+            if not ports:
+                continue
+            numbers = {num for _, num in ports}
+            names = {nm for nm, _ in ports if nm}
+            for i, sp in enumerate(svc.get("spec", {}).get("ports") or []):
+                tp = sp.get("targetPort", sp.get("port"))
+                ok = (
+                    tp in numbers
+                    if isinstance(tp, int)
+                    else (tp in names or (str(tp).isdigit() and int(tp) in numbers))
+                )
+                if not ok:
+                    good = sp.get("port") if sp.get("port") in numbers else sorted(numbers)[0]
+                    patch = json.dumps(
+                        [{"op": "replace", "path": f"/spec/ports/{i}/targetPort", "value": good}]
+                    )
+                    out.append(
+                        Finding(
+                            f"{ns}/Service/{name}",
+                            name,
+                            f"Service {name} targets port {tp}, containers listen on {sorted(numbers)}",
+                            [(f"patch service {name} -n {ns} --type=json -p {shlex.quote(patch)}", None)],
+                        )
+                    )
+        if c.of("services"):
+            for name, (_kind, d) in workloads.items():
+                cports = [
+                    p
+                    for ctr in d["spec"]["template"]["spec"].get("containers", [])
+                    for p in ctr.get("ports") or []
+                ]
+                if name in with_service or not cports or any(f.service == name for f in [*found, *out]):
+                    continue
+                labels = d["spec"]["template"]["metadata"].get("labels", {})
+                key = (
+                    "opentelemetry.io/name" if "opentelemetry.io/name" in labels else next(iter(labels), None)
+                )
+                if key is None:
+                    continue
+                svc_obj = {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": {
+                        "selector": {key: labels[key]},
+                        "ports": [
+                            {
+                                "name": p.get("name") or f"port-{p['containerPort']}",
+                                "port": p["containerPort"],
+                                "targetPort": p["containerPort"],
+                            }
+                            for p in cports
+                        ],
+                    },
+                }
+                out.append(
+                    Finding(
+                        f"{ns}/Service/{name}",
+                        name,
+                        f"workload {name} listens on {[p['containerPort'] for p in cports]} but no Service selects it",
+                        [("apply -f -", json.dumps(svc_obj))],
+                    )
+                )
+        return out
+
+    def _recent_object_rule(self, c: Cluster) -> list[Finding]:
+        """Quotas, network policies and autoscalers created after the app → delete."""
+        ns = c.ns
+        out: list[Finding] = []
+        for plural, kind in (
+            ("resourcequotas", "ResourceQuota"),
+            ("networkpolicies", "NetworkPolicy"),
+            ("horizontalpodautoscalers", "HorizontalPodAutoscaler"),
+        ):
+            for obj in c.of(plural):
+                if self._recent(c, obj):
+                    name = obj["metadata"]["name"]
+                    target = (obj.get("spec", {}).get("scaleTargetRef") or {}).get("name")
+                    out.append(
+                        Finding(
+                            f"{ns}/{kind}/{name}",
+                            target,
+                            f"{kind} {name} was created after the app was deployed",
+                            [(f"delete {plural} {name} -n {ns}", None)],
+                        )
+                    )
+        return out
+
+    def _node_rule(self, c: Cluster) -> list[Finding]:
+        """Cordoned nodes while pods are pending → uncordon."""
+        out: list[Finding] = []
+        if any(p.get("status", {}).get("phase") == "Pending" for p in c.of("pods")):
+            for node in c.nodes:
+                if node.get("spec", {}).get("unschedulable"):
+                    name = node["metadata"]["name"]
+                    out.append(
+                        Finding(
+                            f"Node/{name}",
+                            None,
+                            f"node {name} is cordoned while pods are pending",
+                            [(f"uncordon {name}", None)],
+                        )
+                    )
+        return out
+
+    # ------------------------------------------------------------------ the walk
+    @staticmethod
+    def deepest_unhealthy(
+        start: list[str], edges: list[tuple[str, str, int]], unhealthy: set[str]
+    ) -> tuple[str | None, list[str]]:
+        """Follow callees that are unhealthy from the alerting services; (deepest, path)."""
+        callees: dict[str, list[str]] = {}
+        for p, ch, _ in edges:
+            callees.setdefault(p, []).append(ch)
+        best: list[str] = []
+        for s in start:
+            path = [s]
+            seen = {s}
+            while True:
+                nxt = [c for c in sorted(callees.get(path[-1], [])) if c in unhealthy and c not in seen]
+                if not nxt:
+                    break
+                path.append(nxt[0])
+                seen.add(nxt[0])
+            if len(path) > len(best):
+                best = path
+        return (best[-1] if best else None), best
+
+    # ------------------------------------------------------------------ episode
+    def run(self, task: Task, events: EventSink) -> AgentOutput:
+        t0 = time.perf_counter()
+        ns = task.namespaces[0] if task.namespaces else "default"
+        ctx = ToolContext(
+            endpoints=task.endpoints,
+            namespaces=list(task.namespaces),
+            on_twin=task.on_twin,
+            workdir=task.workdir,
+            masked=set(task.masked),
+        )
+        try:
+            alerts = [a for a in fetch_alerts(ctx) if a.get("state") == "firing"]
+        except ToolError as exc:
+            events({"type": "error", "where": "alerts", "message": str(exc)})
+            alerts = []
+        self.calls += 1
+        events({"type": "tool_call", "tool": "alerts", "args": {"state": "firing"}})
+        events({"type": "observation", "tool": "alerts", "content": [a.get("labels") for a in alerts]})
+        if not alerts:
+            events({"type": "agent_message", "content": "no firing alerts: no incident"})
+            return AgentOutput(
+                diagnosis=Diagnosis(),
+                steps=1,
+                diagnosis_time_s=time.perf_counter() - t0,
+                usage=Usage(tool_calls=self.calls),
+                extra={"termination": "completed", "findings": []},
+            )
+        alerting = sorted(
+            {a["labels"].get("service_name") or a["labels"].get("service") or "" for a in alerts} - {""}
+        )
+        try:
+            edges = dependencies(ctx) if "traces" not in ctx.masked else []
+        except ToolError:
+            edges = []
+        self.calls += 1
+        cluster = self.read_cluster(ctx, ns, events)
+        findings = self.findings(cluster, sorted({p for p, _, _ in edges} | {ch for _, ch, _ in edges}))
+        unhealthy = set(alerting) | {f.service for f in findings if f.service}
+        for _kind, wl in self._workloads(cluster):
+            if (wl.get("status", {}).get("readyReplicas") or 0) < (
+                wl.get("spec", {}).get("replicas", 1) or 0
+            ):
+                unhealthy.add(wl["metadata"]["name"])
+        deepest, path = self.deepest_unhealthy(alerting, edges, unhealthy)
+        # Findings on the unhealthy path first; otherwise every finding (several faults can be active).
+        on_path = [f for f in findings if f.service and f.service in path]
+        chosen = on_path + [f for f in findings if f not in on_path]
+        entities = [
+            DiagnosisEntity(name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason)
+            for f in chosen
+        ]
+        if not entities and deepest:
+            entities.append(
+                DiagnosisEntity(
+                    name=f"{ns}/Deployment/{deepest}",
+                    contributing_factor=True,
+                    reasoning="deepest unhealthy service on the alerting call path",
+                    evidence=" -> ".join(path),
+                )
+            )
+        propagations = [
+            Propagation(
+                source=f"{ns}/Service/{callee}",
+                target=f"{ns}/Service/{caller}",
+                condition=f"{callee} is unhealthy",
+                effect=f"requests from {caller} to {callee} fail",
+            )
+            for caller, callee in zip(reversed(path[:-1]), reversed(path[1:]), strict=True)
+        ]
+        diag = Diagnosis(
+            entities=entities,
+            propagations=propagations,
+            alerts_explained=[
+                AlertExplanation(
+                    alert=a["labels"].get("alertname", "?"),
+                    explained=bool(entities),
+                    explanation=f"caused by {entities[0].name}" if entities else "",
+                )
+                for a in alerts
+            ],
+        )
+        diag_time = time.perf_counter() - t0
+        events({"type": "agent_message", "content": {"diagnosis": diag.model_dump(), "path": path}})
+        actions_before = 0
+        if "mitigation" in task.kind:
+            ctx.phase = "mitigation"
+            kubectl = get_tool("kubectl")
+            done: set[str] = set()
+            for f in chosen:
+                for cmd, stdin in f.fixes:
+                    if cmd in done:
+                        continue
+                    done.add(cmd)
+                    self.calls += 1
+                    args: dict[str, Any] = {"command": cmd, **({"stdin": stdin} if stdin else {})}
+                    events({"type": "tool_call", "tool": "kubectl", "args": args})
+                    res = kubectl.invoke(ctx, args)
+                    events(
+                        {
+                            "type": "observation",
+                            "tool": "kubectl",
+                            "content": res.output,
+                            "error": res.output if res.error else None,
+                        }
+                    )
+            actions_before = len(ctx.actions)
+        return AgentOutput(
+            diagnosis=diag,
+            mitigation_actions=list(ctx.actions),
+            steps=self.calls,
+            diagnosis_time_s=diag_time,
+            usage=Usage(tool_calls=self.calls),
+            extra={
+                "termination": "completed",
+                "findings": [f"{f.entity}: {f.reason}" for f in chosen],
+                "path": path,
+                "actions": actions_before,
+            },
+        )
+
+
+def make_agent(config: AgentConfig) -> HeuristicAgent:
+    return HeuristicAgent(config)

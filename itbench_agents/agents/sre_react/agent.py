@@ -1,0 +1,121 @@
+"""``SREReactAgent``: the Agent-protocol wrapper around the sre-react graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...llm.client import LLMClient
+from ...llm.models import ModelSettings
+from ...tools.context import ToolContext
+from ..base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task, Usage
+from .context import Context
+from .tools import build_services
+
+
+def settings_for(config: AgentConfig, tools: bool = False) -> ModelSettings:
+    model = (config.tool_model or config.model) if tools else config.model
+    if not model:
+        from ...llm.models import ModelConfigError
+
+        raise ModelConfigError("sre-react needs --model (a litellm provider/model string or scripted:FILE)")
+    return ModelSettings(
+        model=model,
+        base_url=config.base_url,
+        api_key_env=config.api_key_env,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        max_concurrency=int(config.options.get("max_concurrency", 4)),
+        max_retries=int(config.options.get("max_retries", 4)),
+    )
+
+
+class SREReactAgent:
+    name = "sre-react"
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.last_services: Any = None
+
+    def run(self, task: Task, events: EventSink) -> AgentOutput:
+        from .graph import graph
+
+        cfg = self.config
+        opts = cfg.options
+        llm = LLMClient.create(
+            settings_for(cfg),
+            role="agent",
+            events=events,
+            record_dir=cfg.record_dir,
+            replay_dir=cfg.replay_dir,
+        )
+        tool_ctx = ToolContext(
+            endpoints=task.endpoints,
+            namespaces=list(task.namespaces),
+            on_twin=task.on_twin,
+            workdir=task.workdir,
+            masked=set(task.masked),
+            max_observation_tokens=int(opts.get("max_observation_tokens", 2000)),
+            nl2_retries=int(opts.get("nl2_retries", 2)),
+            llm_summary=bool(opts.get("llm_summary", False)),
+        )
+        tool_llm: LLMClient | None = None
+        if cfg.tools == "nl2":
+            tool_llm = LLMClient.create(
+                settings_for(cfg, tools=True),
+                role="tools",
+                events=events,
+                record_dir=cfg.record_dir,
+                replay_dir=cfg.replay_dir,
+            )
+            tool_ctx.tool_model = tool_llm
+        svc = build_services(llm=llm, tool_ctx=tool_ctx, mode=cfg.tools, events=events)
+        self.last_services = svc
+        max_steps = min(int(opts.get("max_steps", task.limits.max_steps)), task.limits.max_steps)
+        context = Context(
+            model=cfg.model or "",
+            tool_model=cfg.tool_model,
+            tools=cfg.tools,
+            namespaces=list(task.namespaces),
+            max_steps=max_steps,
+            wall_time_s=task.limits.wall_time_s,
+            max_format_errors=int(opts.get("max_format_errors", 3)),
+            max_repairs=int(opts.get("max_repairs", 1)),
+            max_reflections=int(opts.get("max_reflections", 2)),
+            settle_s=int(opts.get("settle_s", 60)),
+            services=svc,
+        )
+        final = graph.invoke(
+            {"goal": task.goal, "kind": task.kind},
+            context=context,
+            config={"recursion_limit": max_steps * 4 + 40},
+        )
+        clients = [c for c in (llm, tool_llm) if c is not None]
+        usage = Usage(
+            input_tokens=sum(c.input_tokens for c in clients),
+            output_tokens=sum(c.output_tokens for c in clients),
+            cost_usd=sum(c.cost_usd for c in clients),
+            model_calls=sum(c.calls for c in clients),
+            tool_calls=len(svc.tool_overhead_s),
+        )
+        diag = final.get("diagnosis")
+        return AgentOutput(
+            diagnosis=Diagnosis.model_validate(diag) if diag else None,
+            diagnosis_error=final.get("diagnosis_error")
+            or (
+                None if diag or "diagnosis" not in task.kind else f"no diagnosis ({final.get('termination')})"
+            ),
+            mitigation_actions=list(tool_ctx.actions),
+            usage=usage,
+            steps=int(final.get("steps", 0)),
+            diagnosis_time_s=final.get("diagnosis_time_s"),
+            extra={
+                "termination": final.get("termination"),
+                "format_errors": final.get("format_errors", 0),
+                "repairs": final.get("repairs", 0),
+                "reflections": final.get("reflections", 0),
+                "alerts_cleared": final.get("alerts_cleared"),
+                "tools": cfg.tools,
+            },
+        )

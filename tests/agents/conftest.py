@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from fakes import Env, start_env  # noqa: E402
+from shop_fixtures import broken_shop  # noqa: E402
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Iterator[Env]:
+    from itbench_agents.twin.kube.store import GroupResource
+
+    e, stop = start_env(tmp_path, broken_shop())
+
+    def alerts() -> list[dict]:
+        dep = e.twin.get(GroupResource("apps", "deployments"), "shop", "cart")
+        if dep and dep["spec"].get("replicas", 1) > 0:
+            return []
+        return [
+            {"labels": {"alertname": "HighRequestErrorRate", "service_name": "frontend", "namespace": "shop"},
+             "state": "firing", "activeAt": "2025-06-15T12:00:00Z", "value": "0.4"},
+        ]  # fmt: skip
+
+    e.obs.alerts = alerts
+    e.obs.dependencies = [
+        {"parent": "frontend", "child": "checkout", "callCount": 10},
+        {"parent": "checkout", "child": "cart", "callCount": 7},
+    ]
+    try:
+        yield e
+    finally:
+        stop()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    """The healthy shop app (no alerts unless a test sets them)."""
+    e, stop = start_env(tmp_path)
+    e.obs.dependencies = [
+        {"parent": "frontend", "child": "checkout", "callCount": 10},
+        {"parent": "checkout", "child": "cart", "callCount": 7},
+    ]
+    try:
+        yield e
+    finally:
+        stop()

@@ -1,0 +1,138 @@
+"""sre-heuristic on a small twin cluster: each rule finds its fault and applies the standard fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from itbench_agents.agents.base import AgentConfig, Task
+from itbench_agents.agents.sre_heuristic import HeuristicAgent, make_agent
+from itbench_agents.twin.kube.store import GroupResource
+
+DEPLOY = GroupResource("apps", "deployments")
+SVC = GroupResource("", "services")
+CM = GroupResource("", "configmaps")
+QUOTA = GroupResource("", "resourcequotas")
+
+pytestmark = pytest.mark.kubectl
+
+
+def _task(env, kind: str = "diagnosis+mitigation") -> Task:  # type: ignore[no-untyped-def]
+    return Task(goal="g", kind=kind, endpoints=env.endpoints, workdir=str(env.workdir), namespaces=["shop"])
+
+
+def _firing(env, service: str = "frontend") -> None:  # type: ignore[no-untyped-def]
+    env.obs.alerts = lambda: [
+        {"labels": {"alertname": "HighRequestErrorRate", "service_name": service}, "state": "firing"}
+    ]
+
+
+def _run(env, kind: str = "diagnosis+mitigation"):  # type: ignore[no-untyped-def]
+    events: list[dict] = []
+    out = make_agent(AgentConfig()).run(_task(env, kind), events.append)
+    return out, events
+
+
+def test_scaled_to_zero_found_by_walking_the_graph(shop) -> None:  # type: ignore[no-untyped-def]
+    out, events = _run(shop)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
+    assert out.extra["path"] == ["frontend", "checkout", "cart"]
+    assert out.diagnosis.propagations[0].source == "shop/Service/cart"
+    assert out.mitigation_actions == ["kubectl scale deployment/cart --replicas=1 -n shop"]
+    assert shop.twin.get(DEPLOY, "shop", "cart")["spec"]["replicas"] == 1
+    assert all(e["type"] != "error" for e in events)
+
+
+def test_diagnosis_only_changes_nothing(shop) -> None:  # type: ignore[no-untyped-def]
+    out, _ = _run(shop, "diagnosis")
+    assert out.diagnosis.entities[0].name == "shop/Deployment/cart" and out.mitigation_actions == []
+    assert shop.twin.get(DEPLOY, "shop", "cart")["spec"]["replicas"] == 0
+
+
+def test_no_alerts_no_incident(env) -> None:  # type: ignore[no-untyped-def]
+    out, _ = _run(env)
+    assert out.diagnosis is not None and out.diagnosis.entities == [] and out.mitigation_actions == []
+
+
+def test_service_selector_typo_is_patched_back(env) -> None:  # type: ignore[no-untyped-def]
+    svc = dict(env.twin.get(SVC, "shop", "cart"))
+    env.twin.apply([{**svc, "spec": {**svc["spec"], "selector": {"app": "cart-typo"}}}])
+    _firing(env)
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Service/cart"]
+    assert env.twin.get(SVC, "shop", "cart")["spec"]["selector"] == {"app": "cart"}
+
+
+def test_service_target_port_is_fixed(env) -> None:  # type: ignore[no-untyped-def]
+    svc = env.twin.get(SVC, "shop", "checkout")
+    ports = [{**svc["spec"]["ports"][0], "targetPort": 9999}]
+    env.twin.apply([{**svc, "spec": {**svc["spec"], "ports": ports}}])
+    _firing(env)
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Service/checkout"]
+    assert env.twin.get(SVC, "shop", "checkout")["spec"]["ports"][0]["targetPort"] == 8080
+
+
+def test_recent_quota_is_deleted_and_flag_turned_off(env) -> None:  # type: ignore[no-untyped-def]
+    env.twin.advance(900)  # the fault comes long after the app was deployed
+    flags = {"flags": {"cartFailure": {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "on"},
+                       "adFailure": {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "off"}}}  # fmt: skip
+    env.twin.apply([
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "mem", "namespace": "shop"}, "spec": {"hard": {"memory": "1Gi"}}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "flagd-config", "namespace": "shop"}, "data": {"demo.flagd.json": json.dumps(flags)}},
+    ])  # fmt: skip
+    _firing(env)
+    out, _ = _run(env)
+    names = {e.name for e in out.diagnosis.entities}
+    assert names == {"shop/ResourceQuota/mem", "shop/Deployment/cart"}
+    assert env.twin.get(QUOTA, "shop", "mem") is None
+    data = json.loads(env.twin.get(CM, "shop", "flagd-config")["data"]["demo.flagd.json"])
+    assert data["flags"]["cartFailure"]["defaultVariant"] == "off"
+    assert data["flags"]["adFailure"]["defaultVariant"] == "off"
+
+
+def test_deepest_unhealthy_walk() -> None:
+    edges = [("fp", "fe", 1), ("fe", "checkout", 1), ("checkout", "payment", 1), ("fe", "ad", 1)]
+    deepest, path = HeuristicAgent.deepest_unhealthy(["fp"], edges, {"fp", "fe", "checkout", "payment"})
+    assert deepest == "payment" and path == ["fp", "fe", "checkout", "payment"]
+    assert HeuristicAgent.deepest_unhealthy(["fe"], edges, {"fe"}) == ("fe", ["fe"])
+
+
+def test_chaos_experiment_is_deleted(env) -> None:  # type: ignore[no-untyped-def]
+    chaos = {
+        "apiVersion": "chaos-mesh.org/v1alpha1",
+        "kind": "NetworkChaos",
+        "metadata": {"name": "cart-delay", "namespace": "shop"},
+        "spec": {"action": "delay", "mode": "all", "selector": {"namespaces": ["shop"], "labelSelectors": {"app": "cart"}},
+                 "delay": {"latency": "2s"}},
+    }  # fmt: skip
+    from itbench_agents.twin.faults.chaos import chaos_crds
+
+    env.twin.apply(chaos_crds())
+    env.twin.sync()
+    env.twin.apply([chaos])
+    _firing(env)
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/NetworkChaos/cart-delay"]
+    assert out.mitigation_actions == ["kubectl delete networkchaos.chaos-mesh.org cart-delay -n shop"]
+    assert env.twin.get(GroupResource("chaos-mesh.org", "networkchaos"), "shop", "cart-delay") is None
+
+
+def test_bad_rollout_is_undone_but_a_restart_is_not_a_change(env) -> None:  # type: ignore[no-untyped-def]
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    kubectl = get_tool("kubectl")
+    assert not kubectl.invoke(ctx, {"command": "rollout restart deployment/checkout"}).error
+    res = kubectl.invoke(ctx, {"command": "set image deployment/cart cart=registry.local/cart:9.9-broken"})
+    assert not res.error, res.output
+    env.twin.advance(60)
+    _firing(env)
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
+    assert out.mitigation_actions == ["kubectl rollout undo deployment/cart -n shop"]
+    image = env.twin.get(DEPLOY, "shop", "cart")["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "registry.local/cart:1.0"

@@ -1,0 +1,249 @@
+"""sre-react end to end on a small twin cluster (real kubectl) with fake observability APIs:
+scripted model, the OpenAI-protocol test server, record / replay, and bounded bad replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from shop_fixtures import broken_shop
+
+from itbench_agents.agents.base import AgentConfig, Task
+from itbench_agents.agents.sre_react import make_agent, preflight
+from itbench_agents.llm.models import ModelConfigError
+from itbench_agents.llm.scripted import load_script
+from itbench_agents.llm.testing_server import OpenAITestServer
+
+DIAGNOSIS = {
+    "entities": [
+        {
+            "name": "shop/Deployment/cart",
+            "contributing_factor": True,
+            "reasoning": "scaled to 0",
+            "evidence": "0/0 replicas",
+        },
+        {"name": "shop/Service/frontend", "contributing_factor": False},
+    ],
+    "propagations": [
+        {
+            "source": "shop/Deployment/cart",
+            "target": "shop/Service/checkout",
+            "condition": "no endpoints",
+            "effect": "errors",
+        }
+    ],
+    "alerts_explained": [{"alert": "HighRequestErrorRate", "explanation": "cart down", "explained": True}],
+}
+
+GOOD = [
+    {
+        "content": "Looking at the workloads.",
+        "tool_calls": [{"name": "kubectl", "args": {"command": "get deployments -n shop"}}],
+    },
+    {"tool_calls": [{"name": "topology", "args": {}}]},
+    {"tool_calls": [{"name": "kubectl", "args": {"command": "scale deployment/cart --replicas=1"}}]},
+    {"content": json.dumps(DIAGNOSIS)},
+    {
+        "content": "Scaling cart back up.",
+        "tool_calls": [
+            {"name": "kubectl", "args": {"command": "scale deployment/cart --replicas=1 -n shop"}}
+        ],
+    },
+    {"content": "Scaled shop/Deployment/cart from 0 to 1 replica; alerts cleared."},
+]
+
+
+def _task(env, kind: str = "diagnosis+mitigation") -> Task:  # type: ignore[no-untyped-def]
+    return Task(goal="Diagnose and mitigate the incident in namespace shop.", kind=kind, endpoints=env.endpoints,
+                workdir=str(env.workdir), namespaces=["shop"])  # fmt: skip
+
+
+def _script(tmp_path: Path, turns: list[dict]) -> str:
+    f = tmp_path / "script.yaml"
+    f.write_text(yaml.safe_dump(turns))
+    return str(f)
+
+
+def _replicas(env) -> int:  # type: ignore[no-untyped-def]
+    from itbench_agents.twin.kube.store import GroupResource
+
+    return int(env.twin.get(GroupResource("apps", "deployments"), "shop", "cart")["spec"]["replicas"])
+
+
+def test_scripted_episode_diagnoses_and_mitigates(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    events: list[dict] = []
+    agent = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, GOOD)}"))
+    out = agent.run(_task(shop), events.append)
+    assert out.extra["termination"] == "completed", out
+    assert out.diagnosis is not None and out.diagnosis.entities[0].name == "shop/Deployment/cart"
+    assert out.mitigation_actions == ["kubectl scale deployment/cart --replicas=1 -n shop"]
+    assert _replicas(shop) == 1
+    assert out.extra["alerts_cleared"] is True
+    assert out.steps == 6 and out.usage.model_calls == 6 and out.usage.tool_calls == 4
+    # the mutation attempted during diagnosis was refused, as an observation
+    obs = [e for e in events if e["type"] == "observation"]
+    assert "refused during diagnosis" in obs[2]["content"]
+    assert "shop/cart -> shop/Deployment/cart (0/0)" in obs[1]["content"]
+    types = {e["type"] for e in events}
+    assert {"model_call", "tool_call", "observation", "agent_message"} <= types
+    assert out.diagnosis_time_s is not None
+
+
+def test_diagnosis_only_task_does_not_mutate(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    agent = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, GOOD)}"))
+    out = agent.run(_task(shop, kind="diagnosis"), lambda e: None)
+    assert out.diagnosis is not None and out.mitigation_actions == [] and _replicas(shop) == 0
+    assert out.steps == 4
+
+
+def test_bad_replies_are_bounded_format_errors(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [
+        {"content": "I think it is the cart."},  # not JSON
+        {"invalid_tool_calls": [{"name": "kubectl", "args": "{command: get pods"}]},  # broken tool call
+        {"tool_calls": [{"name": "kubectll", "args": {}}]},  # unknown tool
+        {"content": "still not json"},
+        {"content": "never reached"},
+    ]
+    events: list[dict] = []
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
+        _task(shop), events.append
+    )
+    assert out.extra["termination"] == "format_errors"
+    assert out.extra["format_errors"] == 4
+    assert out.diagnosis is None and out.diagnosis_error
+    assert out.steps == 4
+    tool_errors = [e["content"] for e in events if e["type"] == "observation"]
+    assert "not valid JSON" in tool_errors[0] and "unknown tool 'kubectll'" in tool_errors[1]
+
+
+def test_invalid_schema_is_repaired_once(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [
+        {"content": '{"entities": [{"name": "cart", "contributing_factor": true}]}'},
+        {"content": json.dumps(DIAGNOSIS)},
+    ]
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
+        _task(shop, "diagnosis"), lambda e: None
+    )
+    assert out.extra["repairs"] == 1 and out.diagnosis is not None
+    turns[1] = {"content": '{"entities": [{"name": "still-bad"}]}'}
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
+        _task(shop, "diagnosis"), lambda e: None
+    )
+    assert out.diagnosis is None and "namespace/Kind/name" in (out.diagnosis_error or "")
+
+
+def test_step_limit_ends_episode(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [{"tool_calls": [{"name": "alerts", "args": {}}]}] * 10
+    task = _task(shop)
+    task.limits.max_steps = 3
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(task, lambda e: None)
+    assert out.extra["termination"] == "max_steps" and out.steps == 3
+
+
+def test_reflection_when_alerts_do_not_clear(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [
+        {"content": json.dumps(DIAGNOSIS)},
+        {"tool_calls": [{"name": "kubectl", "args": {"command": "label deployment/cart touched=yes"}}]},
+        {"tool_calls": [{"name": "kubectl", "args": {"command": "annotate deployment/cart touched=again"}}]},
+        {
+            "tool_calls": [
+                {"name": "kubectl", "args": {"command": "label deployment/cart touched=thrice --overwrite"}}
+            ]
+        },
+        {"content": "giving up"},
+    ]
+    events: list[dict] = []
+    out = make_agent(
+        AgentConfig(model=f"scripted:{_script(tmp_path, turns)}", options={"max_reflections": 2})
+    ).run(_task(shop), events.append)
+    assert out.extra["reflections"] == 2
+    assert out.extra["termination"] == "reflections_exhausted"
+    assert out.extra["alerts_cleared"] is False
+    assert len(out.mitigation_actions) == 3
+
+
+def test_openai_protocol_server_path_and_record_replay(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = load_script(Path(_script(tmp_path, GOOD)))
+    rec = tmp_path / "rec"
+    with OpenAITestServer(turns) as srv:
+        cfg = AgentConfig(model="openai/test-model", base_url=srv.url, record_dir=str(rec))
+        preflight(cfg)
+        out = make_agent(cfg).run(_task(shop), lambda e: None)
+        assert out.extra["termination"] == "completed" and _replicas(shop) == 1
+        assert out.usage.input_tokens > 0
+        first = srv.requests[0]
+        assert {t["function"]["name"] for t in first["tools"]} >= {"kubectl", "promql", "alerts", "topology"}
+        assert (
+            first["messages"][0]["role"] == "system"
+            and "Site Reliability Engineer" in first["messages"][0]["content"]
+        )
+        # tool results travel back as role=tool messages with the call ids
+        assert any(m["role"] == "tool" for m in srv.requests[1]["messages"])
+    assert len(list((rec / "agent").glob("*.json"))) == 6
+
+    # replay: same outcome with the server gone (restore the fault first)
+    shop.twin.apply([broken_shop()[5]])
+    assert _replicas(shop) == 0
+    cfg = AgentConfig(model="openai/test-model", base_url="http://127.0.0.1:9/v1", replay_dir=str(rec))
+    preflight(cfg)  # replay needs no server and no key
+    out2 = make_agent(cfg).run(_task(shop), lambda e: None)
+    assert (
+        out2.extra["termination"] == "completed" and out2.diagnosis == out.diagnosis and _replicas(shop) == 1
+    )
+
+
+def test_nl2_mode_uses_tool_model(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = {
+        "agent": [
+            {"tool_calls": [{"name": "nl2kubectl", "args": {"request": "list deployments"}}]},
+            {"content": json.dumps(DIAGNOSIS)},
+        ],
+        "tools": ["```bash\nkubectl get deployments -n shop\n```"],
+    }
+    f = tmp_path / "nl2.yaml"
+    f.write_text(yaml.safe_dump(script))
+    events: list[dict] = []
+    out = make_agent(AgentConfig(model=f"scripted:{f}", tools="nl2")).run(
+        _task(shop, "diagnosis"), events.append
+    )
+    assert out.diagnosis is not None
+    obs = [e for e in events if e["type"] == "observation"][0]
+    assert obs["tool"] == "nl2kubectl" and obs["content"].startswith(
+        "kubectl query: kubectl get deployments -n shop"
+    )
+    assert "cart" in obs["content"]
+    assert [e["role"] for e in events if e["type"] == "model_call"] == ["agent", "tools", "agent"]
+    assert out.usage.model_calls == 3
+
+
+def test_preflight_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelConfigError, match="needs --model"):
+        preflight(AgentConfig())
+    with pytest.raises(ModelConfigError, match="not a litellm model string"):
+        preflight(AgentConfig(model="gpt-4o"))
+    with pytest.raises(ModelConfigError, match="does not exist"):
+        preflight(AgentConfig(model=f"scripted:{tmp_path / 'x.yaml'}"))
+
+
+def test_graph_runs_from_plain_context_like_studio(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """LangGraph Studio passes only plain context fields; the graph builds its own services."""
+    from itbench_agents.agents.sre_react.context import Context
+    from itbench_agents.agents.sre_react.studio import graph
+
+    eps = tmp_path / "endpoints.json"
+    shop.endpoints.write(eps)
+    ctx = Context(model=f"scripted:{_script(tmp_path, GOOD)}", endpoints_file=str(eps), namespaces=["shop"])
+    final = graph.invoke({"goal": "diagnose", "kind": "diagnosis"}, context=ctx)
+    assert final["termination"] == "completed"
+    assert final["diagnosis"]["entities"][0]["name"] == "shop/Deployment/cart"
+    with pytest.raises(ValueError, match="endpoints_file"):
+        graph.invoke({"goal": "x"}, context=Context(model="scripted:x", endpoints_file=None))
+
+
+def test_spent_wall_time_stops_model_calls(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task = _task(shop)
+    task.limits.wall_time_s = 0.0  # already spent when the first model call would start
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, GOOD)}")).run(task, lambda e: None)
+    assert out.extra["termination"] == "wall_time" and out.steps == 0 and out.usage.model_calls == 0
