@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,10 @@ class Served:
         doc["flags"][flag]["defaultVariant"] = variant
         patch = {"data": {"demo.flagd.json": json.dumps(doc, indent=2)}}
         self.kubectl("patch", "configmap", "flagd-config", "--type=merge", "-p", json.dumps(patch))
+        # kubectl stamps restartedAt with the client's wall clock in whole seconds and refuses a
+        # second restart within the same second; wait for the next one (real kubectl behaviour)
+        stamp = time.time()
+        time.sleep(max(0.0, 1.05 - (stamp - int(stamp))))
         self.kubectl("rollout", "restart", "deployment/flagd")
 
     # ---- Prometheus
