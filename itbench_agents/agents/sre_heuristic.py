@@ -583,13 +583,7 @@ class HeuristicAgent:
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         t0 = time.perf_counter()
         ns = task.namespaces[0] if task.namespaces else "default"
-        ctx = ToolContext(
-            endpoints=task.endpoints,
-            namespaces=list(task.namespaces),
-            on_twin=task.on_twin,
-            workdir=task.workdir,
-            masked=set(task.masked),
-        )
+        ctx = ToolContext.for_task(task)
         try:
             alerts = [a for a in fetch_alerts(ctx) if a.get("state") == "firing"]
         except ToolError as exc:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,34 @@ def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+# (field of a volume / envFrom item / env valueFrom, kind of the object it names, key of the name)
+_VOLUME_REFS = (
+    ("configMap", "ConfigMap", "name"),
+    ("secret", "Secret", "secretName"),
+    ("persistentVolumeClaim", "PersistentVolumeClaim", "claimName"),
+)
+_ENV_FROM_REFS = (("configMapRef", "ConfigMap", "name"), ("secretRef", "Secret", "name"))
+_ENV_VALUE_REFS = (("configMapKeyRef", "ConfigMap", "name"), ("secretKeyRef", "Secret", "name"))
+
+
+def _refs(holder: dict[str, Any], table: tuple[tuple[str, str, str], ...]) -> Iterator[tuple[str, str]]:
+    for fld, kind, name_key in table:
+        if fld in holder:
+            yield kind, holder[fld].get(name_key, "")
+
+
+def _pod_config_refs(spec: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``(kind, name)`` of each ConfigMap, Secret and PersistentVolumeClaim a pod spec mounts or reads."""
+    for v in spec.get("volumes") or []:
+        yield from _refs(v, _VOLUME_REFS)
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        for ef in c.get("envFrom") or []:
+            yield from _refs(ef, _ENV_FROM_REFS)
+        for ev in c.get("env") or []:
+            src = (ev.get("valueFrom") or {}) if isinstance(ev, dict) else {}
+            yield from _refs(src, _ENV_VALUE_REFS)
+
+
 def topology_from_objects(
     objs: Iterable[dict[str, Any]], call_edges: Iterable[tuple[str, str, str]] = ()
 ) -> Topology:
@@ -159,40 +187,8 @@ def topology_from_objects(
         elif kind == "Pod":
             if spec.get("nodeName"):
                 topo.add_edge(key, node_key(None, "Node", spec["nodeName"]), "runs_on")
-            for v in spec.get("volumes") or []:
-                if "configMap" in v:
-                    topo.add_edge(
-                        key, node_key(ns, "ConfigMap", v["configMap"].get("name", "")), "configures"
-                    )
-                if "secret" in v:
-                    topo.add_edge(
-                        key, node_key(ns, "Secret", v["secret"].get("secretName", "")), "configures"
-                    )
-                if "persistentVolumeClaim" in v:
-                    claim = v["persistentVolumeClaim"].get("claimName", "")
-                    topo.add_edge(key, node_key(ns, "PersistentVolumeClaim", claim), "configures")
-            for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-                for ef in c.get("envFrom") or []:
-                    if "configMapRef" in ef:
-                        topo.add_edge(
-                            key, node_key(ns, "ConfigMap", ef["configMapRef"].get("name", "")), "configures"
-                        )
-                    if "secretRef" in ef:
-                        topo.add_edge(
-                            key, node_key(ns, "Secret", ef["secretRef"].get("name", "")), "configures"
-                        )
-                for ev in c.get("env") or []:
-                    src = (ev.get("valueFrom") or {}) if isinstance(ev, dict) else {}
-                    if "configMapKeyRef" in src:
-                        topo.add_edge(
-                            key,
-                            node_key(ns, "ConfigMap", src["configMapKeyRef"].get("name", "")),
-                            "configures",
-                        )
-                    if "secretKeyRef" in src:
-                        topo.add_edge(
-                            key, node_key(ns, "Secret", src["secretKeyRef"].get("name", "")), "configures"
-                        )
+            for ref_kind, ref_name in _pod_config_refs(spec):
+                topo.add_edge(key, node_key(ns, ref_kind, ref_name), "configures")
         elif kind == "HorizontalPodAutoscaler":
             ref = spec.get("scaleTargetRef") or {}
             if ref.get("name"):

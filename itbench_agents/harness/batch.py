@@ -90,23 +90,12 @@ class BatchSummary:
 
 def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
     now = _utc()
-    return EpisodeRecord(
-        episode_id=spec.episode_id,
-        run_id=spec.run_id,
-        scenario_id=spec.scenario.id,
-        agent=spec.agent.display,
-        trial=spec.trial,
-        seed=spec.seed,
-        masked=spec.masked,
+    return spec.record(
         termination="harness_error",
         error=f"worker crashed: {type(exc).__name__}: {exc}",
         started_at=now,
         finished_at=now,
         wall_s=0.0,
-        category=spec.scenario.category,
-        complexity=spec.scenario.complexity,
-        bucket=spec.scenario.complexity_bucket,
-        control=spec.scenario.control,
     )
 
 

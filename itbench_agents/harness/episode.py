@@ -78,6 +78,23 @@ class EpisodeSpec:
     def key(self) -> tuple[str, str, int]:
         return (self.scenario.id, self.agent.display, self.trial)
 
+    def record(self, **outcome: Any) -> EpisodeRecord:
+        """This episode's record: which episode it is (from the spec) plus ``outcome``."""
+        return EpisodeRecord(
+            episode_id=self.episode_id,
+            run_id=self.run_id,
+            scenario_id=self.scenario.id,
+            agent=self.agent.display,
+            trial=self.trial,
+            seed=self.seed,
+            masked=self.masked,
+            category=self.scenario.category,
+            complexity=self.scenario.complexity,
+            bucket=self.scenario.complexity_bucket,
+            control=self.scenario.control,
+            **outcome,
+        )
+
 
 def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
     if spec.environment == "twin":
@@ -290,14 +307,7 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
     usage = tracker.usage if tracker else (output.usage if output else None)
     if output is not None and tracker is not None and output.usage.model_calls > tracker.usage.model_calls:
         usage = output.usage  # the agent counted more than it reported as events
-    rec = EpisodeRecord(
-        episode_id=spec.episode_id,
-        run_id=spec.run_id,
-        scenario_id=spec.scenario.id,
-        agent=spec.agent.display,
-        trial=spec.trial,
-        seed=spec.seed,
-        masked=spec.masked,
+    rec = spec.record(
         termination=termination,
         error=error,
         started_at=started,
@@ -308,10 +318,6 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
         timing=timing,
         usage=usage or AgentOutput().usage,
         steps=(tracker.steps if tracker else 0) or (output.steps if output else 0),
-        category=spec.scenario.category,
-        complexity=spec.scenario.complexity,
-        bucket=spec.scenario.complexity_bucket,
-        control=spec.scenario.control,
     )
     traj.write(
         ScoreEvent(scores=json.loads(rec.model_dump_json(include={"termination", "diagnosis", "mitigation"})))

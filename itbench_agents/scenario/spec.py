@@ -34,6 +34,11 @@ class _Strict(BaseModel):
 
 
 # ---------------------------------------------------------------------------- operations
+def _object_ref(kind: str, namespace: str | None, name: str) -> str:
+    """``Kind ns/name`` (``Kind name`` for a cluster-scoped object), as the operations describe themselves."""
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
 class Target(_Strict):
     """One Kubernetes object, addressed the way ``kubectl`` does."""
 
@@ -41,6 +46,9 @@ class Target(_Strict):
     kind: str
     name: str
     namespace: str | None = None
+
+    def describe(self) -> str:
+        return _object_ref(self.kind, self.namespace, self.name)
 
 
 class CreateOp(_Strict):
@@ -61,8 +69,7 @@ class CreateOp(_Strict):
 
     def describe(self) -> str:
         m = self.object.get("metadata", {})
-        ns = m.get("namespace")
-        return f"create {self.object['kind']} {ns + '/' if ns else ''}{m['name']}"
+        return f"create {_object_ref(self.object['kind'], m.get('namespace'), m['name'])}"
 
 
 class PatchOp(_Strict):
@@ -82,8 +89,7 @@ class PatchOp(_Strict):
         return self
 
     def describe(self) -> str:
-        t = self.target
-        return f"patch ({self.type}) {t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}"
+        return f"patch ({self.type}) {self.target.describe()}"
 
 
 class DeleteOp(_Strict):
@@ -94,8 +100,7 @@ class DeleteOp(_Strict):
     missing_ok: bool = False
 
     def describe(self) -> str:
-        t = self.target
-        return f"delete {t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}"
+        return f"delete {self.target.describe()}"
 
 
 class FlagOp(_Strict):

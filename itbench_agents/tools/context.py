@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..twin.endpoints import Endpoints
+
+if TYPE_CHECKING:
+    from ..agents.base import Task
 
 Phase = Literal["diagnosis", "mitigation"]
 
@@ -45,6 +48,19 @@ class ToolContext:
     """Mutating commands that succeeded (the agent output's ``mitigation_actions``)."""
     notes: dict[str, Any] = field(default_factory=dict)
     """Scratch space (e.g. NL2 attempts of the last call) for trajectory events."""
+
+    @classmethod
+    def for_task(cls, task: Task, **settings: Any) -> ToolContext:
+        """The context an agent's tools get for ``task`` (its endpoints, namespaces, workdir, masking);
+        ``settings`` sets the other fields."""
+        return cls(
+            endpoints=task.endpoints,
+            namespaces=list(task.namespaces),
+            on_twin=task.on_twin,
+            workdir=task.workdir,
+            masked=set(task.masked),
+            **settings,
+        )
 
     def require(self, what: str) -> str:
         """The URL of an observability endpoint, or a ToolError when it is absent or masked."""

@@ -40,13 +40,19 @@ def _error_text(resp: requests.Response) -> str:
     return json.dumps(body)[:500]
 
 
-def get_json(url: str, params: dict[str, Any] | None = None, timeout: float = 30.0) -> Any:
+def _request(method: str, url: str, *, shown_url: str, **kwargs: Any) -> requests.Response:
+    """Send one request; an unreachable host or a 4xx/5xx answer becomes a ToolError (naming ``shown_url``)."""
     try:
-        resp = requests.get(url, params=params, timeout=timeout)
+        resp = requests.request(method, url, **kwargs)
     except requests.RequestException as exc:
         raise ToolError(f"cannot reach {url}: {type(exc).__name__}") from None
     if resp.status_code >= 400:
-        raise ToolError(f"{resp.status_code} from {url.split('?')[0]}: {_error_text(resp)}")
+        raise ToolError(f"{resp.status_code} from {shown_url}: {_error_text(resp)}")
+    return resp
+
+
+def get_json(url: str, params: dict[str, Any] | None = None, timeout: float = 30.0) -> Any:
+    resp = _request("GET", url, shown_url=url.split("?")[0], params=params, timeout=timeout)
     try:
         return resp.json()
     except ValueError:
@@ -54,12 +60,7 @@ def get_json(url: str, params: dict[str, Any] | None = None, timeout: float = 30
 
 
 def post_json(url: str, body: dict[str, Any], timeout: float = 60.0) -> Any:
-    try:
-        resp = requests.post(url, json=body, timeout=timeout)
-    except requests.RequestException as exc:
-        raise ToolError(f"cannot reach {url}: {type(exc).__name__}") from None
-    if resp.status_code >= 400:
-        raise ToolError(f"{resp.status_code} from {url}: {_error_text(resp)}")
+    resp = _request("POST", url, shown_url=url, json=body, timeout=timeout)
     try:
         return resp.json()
     except ValueError:

@@ -14,6 +14,14 @@ from fakes import Env, start_env  # noqa: E402
 from shop_fixtures import broken_shop  # noqa: E402
 
 
+def _shop_dependencies() -> list[dict]:
+    """The shop's call graph as the fake Jaeger reports it."""
+    return [
+        {"parent": "frontend", "child": "checkout", "callCount": 10},
+        {"parent": "checkout", "child": "cart", "callCount": 7},
+    ]
+
+
 @pytest.fixture
 def shop(tmp_path: Path) -> Iterator[Env]:
     from itbench_agents.twin.kube.store import GroupResource
@@ -30,10 +38,7 @@ def shop(tmp_path: Path) -> Iterator[Env]:
         ]  # fmt: skip
 
     e.obs.alerts = alerts
-    e.obs.dependencies = [
-        {"parent": "frontend", "child": "checkout", "callCount": 10},
-        {"parent": "checkout", "child": "cart", "callCount": 7},
-    ]
+    e.obs.dependencies = _shop_dependencies()
     try:
         yield e
     finally:
@@ -44,10 +49,7 @@ def shop(tmp_path: Path) -> Iterator[Env]:
 def env(tmp_path: Path) -> Iterator[Env]:
     """The healthy shop app (no alerts unless a test sets them)."""
     e, stop = start_env(tmp_path)
-    e.obs.dependencies = [
-        {"parent": "frontend", "child": "checkout", "callCount": 10},
-        {"parent": "checkout", "child": "cart", "callCount": 7},
-    ]
+    e.obs.dependencies = _shop_dependencies()
     try:
         yield e
     finally:

@@ -17,6 +17,17 @@ def _update(twin, gr, ns, name, fn):
     return twin.store.update(gr, obj)
 
 
+def _set_image(twin, name, image):
+    """Change the image of the first container of Deployment ``name`` (a new pod template)."""
+    return _update(
+        twin,
+        DEPLOYMENTS,
+        "default",
+        name,
+        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image=image),
+    )
+
+
 def _rs(twin, name):
     return [
         r for r in twin.store.list(REPLICASETS, "default") if r["metadata"]["name"].startswith(name + "-")
@@ -79,13 +90,7 @@ def test_same_template_gives_same_hash_across_twins(runtime):
 def test_rolling_update_respects_surge_and_unavailability(twin):
     twin.store.create(DEPLOYMENTS, deployment("web", replicas=4))
     twin.advance(10)
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:2.0"),
-    )
+    _set_image(twin, "web", "registry.example/app:2.0")
     max_total = 0
     for _ in range(40):
         twin.advance(0.5)
@@ -116,13 +121,7 @@ def test_stuck_rollout_keeps_old_pods_and_hits_progress_deadline(twin, runtime):
         if c["image"].endswith(":bad")
         else ContainerVerdict()
     )
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:bad"),
-    )
+    _set_image(twin, "web", "registry.example/app:bad")
     twin.advance(60)
     d = twin.store.get(DEPLOYMENTS, "default", "web")
     assert d["status"]["availableReplicas"] == 2  # old pods kept (maxUnavailable 0 for 2 replicas)
@@ -141,13 +140,7 @@ def test_undo_reuses_old_replicaset_with_next_revision(twin):
     twin.store.create(DEPLOYMENTS, deployment("web", replicas=2))
     twin.advance(10)
     [rs1] = _rs(twin, "web")
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:2.0"),
-    )
+    _set_image(twin, "web", "registry.example/app:2.0")
     twin.advance(30)
     # what `kubectl rollout undo` does: copy the old RS template (minus the hash label) into the deployment
     old_tpl = clone(rs1["spec"]["template"])
@@ -215,13 +208,7 @@ def test_recreate_strategy_kills_old_pods_first(twin):
     d["spec"]["strategy"] = {"type": "Recreate"}
     twin.store.create(DEPLOYMENTS, d)
     twin.advance(10)
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:2.0"),
-    )
+    _set_image(twin, "web", "registry.example/app:2.0")
     twin.sync()
     images = set()
     for _ in range(20):
@@ -235,13 +222,7 @@ def test_paused_deployment_does_not_roll(twin):
     twin.store.create(DEPLOYMENTS, deployment("web", replicas=1))
     twin.advance(5)
     _update(twin, DEPLOYMENTS, "default", "web", lambda d: d["spec"].update(paused=True))
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:2.0"),
-    )
+    _set_image(twin, "web", "registry.example/app:2.0")
     twin.advance(10)
     assert len(_rs(twin, "web")) == 1
     d = twin.store.get(DEPLOYMENTS, "default", "web")
@@ -263,13 +244,7 @@ def test_scaling_during_stuck_rollout_is_proportional(twin, runtime):
         if c["image"].endswith(":bad")
         else ContainerVerdict()
     )
-    _update(
-        twin,
-        DEPLOYMENTS,
-        "default",
-        "web",
-        lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="registry.example/app:bad"),
-    )
+    _set_image(twin, "web", "registry.example/app:bad")
     twin.advance(30)
     by_rev = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: r for r in _rs(twin, "web")}
     assert (by_rev["1"]["spec"]["replicas"], by_rev["2"]["spec"]["replicas"]) == (3, 2)

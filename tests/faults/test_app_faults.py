@@ -209,21 +209,26 @@ def hotel(hotel_twin) -> Cluster:  # noqa: ANN001
     return c
 
 
+def _restore_service(hotel: Cluster, original: dict) -> None:
+    """Create the deleted Service again from its saved copy (the API server gives it a new clusterIP)."""
+    hotel.create(
+        SERVICES,
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": original["metadata"]["name"]},
+            "spec": {k: v for k, v in original["spec"].items() if k != "clusterIP"},
+        },
+    )
+
+
 def test_hotel_service_faults_do_not_break_consul_discovery(hotel: Cluster) -> None:
     """gRPC between hotel services goes to Consul-registered pod IPs, not Kubernetes Services."""
     original = hotel.get(SERVICES, "geo")
     hotel.delete(SERVICES, "geo")
     hotel.advance(30)
     assert not hotel.degraded()
-    hotel.create(
-        SERVICES,
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "geo"},
-            "spec": {k: v for k, v in original["spec"].items() if k != "clusterIP"},
-        },
-    )
+    _restore_service(hotel, original)
 
 
 def test_hotel_mongodb_service_deleted_crash_loops_its_user(hotel: Cluster) -> None:
@@ -233,15 +238,7 @@ def test_hotel_mongodb_service_deleted_crash_loops_its_user(hotel: Cluster) -> N
     hotel.advance(120)
     assert {"search", "frontend"} <= hotel.degraded()
     assert hotel.statuses("rate")[0] in ("CrashLoopBackOff", "Error")
-    hotel.create(
-        SERVICES,
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "mongodb-rate"},
-            "spec": {k: v for k, v in original["spec"].items() if k != "clusterIP"},
-        },
-    )
+    _restore_service(hotel, original)
     healed(hotel)
 
 

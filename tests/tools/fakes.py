@@ -123,20 +123,16 @@ class FakeServer:
 
             def do_GET(self) -> None:
                 u = urlparse(self.path)
-                status, body = fake.answer(u.path, parse_qs(u.query))
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._reply(*fake.answer(u.path, parse_qs(u.query)))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode()
                 qs = parse_qs(raw) if "=" in raw and not raw.startswith("{") else {}
                 u = urlparse(self.path)
-                status, body = fake.answer(u.path, qs or parse_qs(u.query))
+                self._reply(*fake.answer(u.path, qs or parse_qs(u.query)))
+
+            def _reply(self, status: int, body: Any) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

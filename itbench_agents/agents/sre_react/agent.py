@@ -50,12 +50,8 @@ class SREReactAgent:
             record_dir=cfg.record_dir,
             replay_dir=cfg.replay_dir,
         )
-        tool_ctx = ToolContext(
-            endpoints=task.endpoints,
-            namespaces=list(task.namespaces),
-            on_twin=task.on_twin,
-            workdir=task.workdir,
-            masked=set(task.masked),
+        tool_ctx = ToolContext.for_task(
+            task,
             max_observation_tokens=int(opts.get("max_observation_tokens", 2000)),
             nl2_retries=int(opts.get("nl2_retries", 2)),
             llm_summary=bool(opts.get("llm_summary", False)),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, GroupResource, clone
+from .index import controller_uid
 
 if TYPE_CHECKING:
     from ..instance import Twin
@@ -33,6 +34,12 @@ class Controller:
         """Run ``self.sync(key)`` (or ``fn``) soon, once, however often it is asked for now."""
         action = fn or (lambda: self._safe_sync(key))
         self.twin.scheduler.soon(action, key=(self.name, key))
+
+    def enqueue_owner(self, obj: Obj, owner_gr: GroupResource) -> None:
+        """Queue the ``(namespace, name)`` key of ``obj``'s controller when that controller is an ``owner_gr``."""
+        ref = self.index.by_uid.get(controller_uid(obj) or "")
+        if ref is not None and ref[0] == owner_gr:
+            self.enqueue((ref[1], ref[2]))
 
     def enqueue_at(self, when: float, key: Hashable) -> None:
         self.twin.scheduler.at(when, lambda: self._safe_sync(key), key=(self.name, "timer", key))

@@ -9,7 +9,7 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent
 from .base import Controller, update_status
 from .events import record_event
-from .index import controller_uid, is_active, pod_ready
+from .index import is_active, pod_ready
 from .kinds import DAEMONSETS, NODES, PODS
 from .podscheduler import _tolerates
 from .selectors import labels_of, matches_map, node_selector_term_matches
@@ -36,9 +36,7 @@ class DaemonSetController(Controller):
         if ev.gr == DAEMONSETS and ev.type != "DELETED":
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
-            ref = self.index.by_uid.get(controller_uid(ev.obj) or "")
-            if ref is not None and ref[0] == DAEMONSETS:
-                self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, DAEMONSETS)
         elif ev.gr == NODES:
             for ds in self.store.list(DAEMONSETS):
                 self.enqueue((ds["metadata"]["namespace"], ds["metadata"]["name"]))

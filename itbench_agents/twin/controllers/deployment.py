@@ -20,7 +20,6 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_object, update_status
 from .events import record_event
-from .index import controller_uid
 from .kinds import DEPLOYMENTS, REPLICASETS
 from .workload import template_hash
 
@@ -96,11 +95,7 @@ class DeploymentController(Controller):
         if ev.gr == DEPLOYMENTS and ev.type != "DELETED":
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == REPLICASETS:
-            owner = controller_uid(ev.obj)
-            if owner:
-                ref = self.index.by_uid.get(owner)
-                if ref is not None and ref[0] == DEPLOYMENTS:
-                    self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, DEPLOYMENTS)
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: tuple[str, str]) -> None:

@@ -12,7 +12,6 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_status
 from .events import record_event
-from .index import controller_uid
 from .kinds import CRONJOBS, JOBS, PODS
 from .workload import create_pod, pod_from_template
 
@@ -38,9 +37,7 @@ class JobController(Controller):
         if ev.gr == JOBS and ev.type != "DELETED":
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
-            ref = self.index.by_uid.get(controller_uid(ev.obj) or "")
-            if ref is not None and ref[0] == JOBS:
-                self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, JOBS)
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
@@ -270,9 +267,7 @@ class CronJobController(Controller):
             else:
                 self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == JOBS:
-            ref = self.index.by_uid.get(controller_uid(ev.obj) or "")
-            if ref is not None and ref[0] == CRONJOBS:
-                self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, CRONJOBS)
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key

@@ -36,6 +36,14 @@ CONFIG_RETRY_S = 10.0
 PROBE_PERIOD_S = 10.0
 
 
+def next_backoff(backoff: float, last_at: float | None, now: float) -> float:
+    """The kubelet's back-off after a failure at ``now`` (crash restarts and image pulls alike):
+    doubling from 10 s up to 5 min, and back to 10 s once the last failure is over 10 min old."""
+    if last_at is None or now - last_at > BACKOFF_RESET_S:
+        return BACKOFF_INITIAL_S
+    return min(backoff * 2, BACKOFF_MAX_S)
+
+
 @dataclass
 class ContainerRun:
     """One instance of a container (``kubectl logs --previous`` is the one before the last)."""
@@ -359,10 +367,7 @@ class Kubelet(Controller):
         )
         self._publish(ps)
         now = self.now()
-        if cs.pull_backoff_at is None or now - cs.pull_backoff_at > BACKOFF_RESET_S:
-            cs.pull_backoff = BACKOFF_INITIAL_S
-        else:
-            cs.pull_backoff = min(cs.pull_backoff * 2, BACKOFF_MAX_S)
+        cs.pull_backoff = next_backoff(cs.pull_backoff, cs.pull_backoff_at, now)
         cs.pull_backoff_at = now
         self._timer(ps, cs, "step", PLEG_RELIST_S, lambda: self._pull_backoff(ps, cs))
 
@@ -556,10 +561,7 @@ class Kubelet(Controller):
 
     def _restart(self, ps: PodState, cs: ContainerState) -> None:
         now = self.now()
-        if cs.backoff_at is None or now - cs.backoff_at > BACKOFF_RESET_S:
-            cs.backoff = BACKOFF_INITIAL_S
-        else:
-            cs.backoff = min(cs.backoff * 2, BACKOFF_MAX_S)
+        cs.backoff = next_backoff(cs.backoff, cs.backoff_at, now)
         cs.backoff_at = now
         if cs.terminated is not None:
             cs.last_terminated = cs.terminated

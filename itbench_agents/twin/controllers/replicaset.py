@@ -14,7 +14,7 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_status
 from .events import record_event
-from .index import controller_uid, is_active, pod_ready
+from .index import is_active, pod_ready
 from .kinds import LIMITRANGES, PODS, REPLICASETS, RESOURCEQUOTAS
 from .workload import create_pod, deletion_rank, is_available, pod_from_template
 
@@ -47,11 +47,7 @@ class ReplicaSetController(Controller):
                 self._seen_gen[uid] = gen
                 self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
-            owner = controller_uid(ev.obj)
-            if owner:
-                ref = self.index.by_uid.get(owner)
-                if ref is not None and ref[0] == REPLICASETS:
-                    self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, REPLICASETS)
         elif ev.gr in (RESOURCEQUOTAS, LIMITRANGES):
             ns = meta.get("namespace", "")
             for rs in self.store.list(REPLICASETS, ns):

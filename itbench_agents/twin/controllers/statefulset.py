@@ -11,7 +11,7 @@ from ..kube.store import ChangeEvent, clone
 from .admission import admit
 from .base import Controller, update_status
 from .events import record_event
-from .index import controller_uid, is_active, pod_ready
+from .index import is_active, pod_ready
 from .kinds import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS
 from .workload import create_pod, pod_from_template, template_hash
 
@@ -63,10 +63,7 @@ class StatefulSetController(Controller):
         if ev.gr == STATEFULSETS and ev.type != "DELETED":
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
-            owner = controller_uid(ev.obj)
-            ref = self.index.by_uid.get(owner or "")
-            if ref is not None and ref[0] == STATEFULSETS:
-                self.enqueue((ref[1], ref[2]))
+            self.enqueue_owner(ev.obj, STATEFULSETS)
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key

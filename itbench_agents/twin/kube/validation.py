@@ -244,15 +244,15 @@ def _check_pod_spec(spec: Any, path: str) -> list[Cause]:
                 causes.append((f"{cp}.image", "FieldValueRequired", "Required value"))
             for j, p in enumerate(c.get("ports") or []):
                 port = p.get("containerPort") if isinstance(p, dict) else None
-                if not isinstance(port, int) or not 0 < port < 65536:
-                    causes.append(
-                        (
-                            f"{cp}.ports[{j}].containerPort",
-                            "FieldValueInvalid",
-                            f"Invalid value: {port}: must be between 1 and 65535, inclusive",
-                        )
-                    )
+                causes.extend(_check_port_number(port, f"{cp}.ports[{j}].containerPort"))
     return causes
+
+
+def _check_port_number(port: Any, path: str) -> list[Cause]:
+    """The apiserver's check of a port number (an int from 1 to 65535) at ``path``."""
+    if isinstance(port, int) and 0 < port < 65536:
+        return []
+    return [(path, "FieldValueInvalid", f"Invalid value: {port}: must be between 1 and 65535, inclusive")]
 
 
 def _check_workload(obj: Obj, info: ResourceInfo) -> list[Cause]:
@@ -318,14 +318,7 @@ def _check_service(obj: Obj) -> list[Cause]:
         causes.append(("spec.ports", "FieldValueRequired", "Required value"))
     for i, p in enumerate(ports):
         port = p.get("port") if isinstance(p, dict) else None
-        if not isinstance(port, int) or not 0 < port < 65536:
-            causes.append(
-                (
-                    f"spec.ports[{i}].port",
-                    "FieldValueInvalid",
-                    f"Invalid value: {port}: must be between 1 and 65535, inclusive",
-                )
-            )
+        causes.extend(_check_port_number(port, f"spec.ports[{i}].port"))
         if len(ports) > 1 and isinstance(p, dict) and not p.get("name"):
             causes.append((f"spec.ports[{i}].name", "FieldValueRequired", "Required value"))
     return causes
