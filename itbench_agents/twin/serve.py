@@ -82,3 +82,22 @@ def running_twin(
         twin.close()
         if tmp is not None:
             tmp.cleanup()
+
+
+@contextmanager
+def twin_kubeconfig(
+    app: str | None = None,
+    manifests: Path | None = None,
+    seed: int = 0,
+    workdir: str | Path | None = None,
+    history_s: float = 3600.0,
+) -> Iterator[Path]:
+    """Like :func:`running_twin`, but yields only the kubeconfig path — for code that needs nothing
+    but a cluster to point ``kubectl`` or the ``kubernetes`` client at::
+
+        with twin_kubeconfig(app="otel-demo") as kubeconfig:
+            kubernetes.config.load_kube_config(str(kubeconfig))
+    """
+    with running_twin(app=app, manifests=manifests, seed=seed, workdir=workdir, history_s=history_s) as twin:
+        assert twin.endpoints is not None
+        yield Path(twin.endpoints.kubeconfig)

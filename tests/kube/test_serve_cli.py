@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kube_helpers import DEPLOYMENT, KUBECTL, needs_kubectl
 
-from itbench_agents.twin.serve import load_manifest_dir, running_twin
+from itbench_agents.twin.serve import load_manifest_dir, running_twin, twin_kubeconfig
 
 
 @needs_kubectl
@@ -36,6 +36,18 @@ def test_running_twin_serves_a_manifest_folder(tmp_path: Path) -> None:
 
     with pytest.raises(requests.ConnectionError):  # closed on exit
         requests.get(url + "/version", timeout=2)
+
+
+def test_twin_kubeconfig_yields_a_working_kubeconfig_for_the_official_client(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "app.yaml").write_text(DEPLOYMENT)
+    from kubernetes import client, config
+
+    with twin_kubeconfig(manifests=tmp_path / "m") as kubeconfig:
+        api = client.AppsV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
+        names = [d.metadata.name for d in api.list_namespaced_deployment("default").items]
+        assert names == ["web"]
+    assert not kubeconfig.exists()  # its temporary work folder is gone with the twin
 
 
 def test_manifest_loader_names_the_bad_file(tmp_path: Path) -> None:
