@@ -31,13 +31,25 @@ SMALL = [
 ]
 
 
-def batch(agent: str, scenarios: list[str], concurrency: int, trials: int = 1) -> tuple[float, list]:  # type: ignore[type-arg]
+def batch(
+    agent: str, scenarios: list[str], concurrency: int, trials: int = 1, cpu: list[float] | None = None
+) -> tuple[float, list]:  # type: ignore[type-arg]
+    """Run a batch; with ``cpu`` (concurrency 1: episodes run in this process) append each episode's
+    process CPU time (all threads: harness, twin servers, agent)."""
     reg = ScenarioRegistry.default()
     with tempfile.TemporaryDirectory() as d:
         cfg = RunConfig(scenarios=scenarios, agents=[AgentSpec(name=agent)], trials=trials)
         _, specs, _ = start_run(Path(d) / "run", cfg, reg)
+        last = [time.process_time()]
+
+        def on_record(rec: object, summary: object) -> None:
+            now = time.process_time()
+            if cpu is not None:
+                cpu.append(now - last[0])
+            last[0] = now
+
         t0 = time.perf_counter()
-        s = run_batch(Path(d) / "run", specs, concurrency=concurrency)
+        s = run_batch(Path(d) / "run", specs, concurrency=concurrency, on_record=on_record)
         return time.perf_counter() - t0, s.records
 
 
@@ -67,11 +79,16 @@ def main() -> None:
     args = ap.parse_args()
     scenarios = SMALL[:3] if args.quick else SMALL
 
-    wall, recs = batch("noop", scenarios, 1)
+    cpu: list[float] = []
+    wall, recs = batch("noop", scenarios, 1, cpu=cpu)
     over = [r.timing.harness_overhead_s for r in recs]
     print(
         f"harness overhead per episode (noop agent, {len(recs)} episodes, twin, excl. agent): "
         f"median {statistics.median(over):.2f} s, max {max(over):.2f} s  (target < 1 s)"
+    )
+    print(
+        f"  CPU time per episode (process time, all threads; independent of other load on the machine): "
+        f"median {statistics.median(cpu):.2f} s, max {max(cpu):.2f} s (the first episode pays the imports)"
     )
     bad = [r for r in recs if r.termination != "submitted"]
     if bad:

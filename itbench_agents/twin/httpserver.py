@@ -61,7 +61,9 @@ Handler = Callable[[Request], Response]
 
 class _ReqHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes: avoid 40 ms delayed-ACK stalls
+    disable_nagle_algorithm = (
+        True  # headers and body go out as separate writes: avoid 40 ms delayed-ACK stalls
+    )
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature

@@ -166,7 +166,8 @@ class Twin:
                     obj = {**obj, "metadata": {**meta, "namespace": "default"}}
                     ns = "default"
                 existing = self.store.get(gr, ns, meta.get("name", ""))
-                obj = prepare_for_storage(self.store, info, obj, old=existing)  # API defaults (cluster IPs...)
+                # API defaults (cluster IPs...)
+                obj = prepare_for_storage(self.store, info, obj, old=existing)
                 if existing is None:
                     out.append(self.store.create(gr, obj))
                 else:
@@ -224,9 +225,15 @@ class Twin:
 
     def close(self) -> None:
         self._stop.set()
-        for s in self._servers:
-            s.stop()
-        self._servers = []
+        servers, self._servers = self._servers, []
+        # each server notices the shutdown request only at its next poll: stop them all at once
+        stoppers = [threading.Thread(target=s.stop, name="twin-close", daemon=True) for s in servers[1:]]
+        for t in stoppers:
+            t.start()
+        if servers:
+            servers[0].stop()
+        for t in stoppers:
+            t.join()
 
     def __enter__(self) -> Twin:
         return self

@@ -69,7 +69,10 @@ def test_store_create_update_conflict_and_generation():
 def test_store_uids_are_deterministic_per_seed():
     def uids(seed: int) -> list[str]:
         st = ObjectStore(ManualClock(0).now, seed=seed)
-        return [st.create(PODS, {"metadata": {"generateName": "p-", "namespace": "d"}})["metadata"]["uid"] for _ in range(3)]
+        return [
+            st.create(PODS, {"metadata": {"generateName": "p-", "namespace": "d"}})["metadata"]["uid"]
+            for _ in range(3)
+        ]
 
     assert uids(7) == uids(7)
     assert uids(7) != uids(8)

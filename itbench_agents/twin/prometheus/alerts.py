@@ -113,7 +113,23 @@ class RuleFileError(ValueError):
     pass
 
 
+_RULE_FILE_CACHE: dict[tuple[str, int, int], list[RuleGroup]] = {}
+
+
 def load_rule_file(path: Path) -> list[RuleGroup]:
+    """The rule groups of one file (parsed once per file version; each call gets its own copies)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    cached = _RULE_FILE_CACHE.get(key)
+    if cached is None:
+        cached = _parse_rule_file(path)
+        if len(_RULE_FILE_CACHE) > 64:
+            _RULE_FILE_CACHE.clear()
+        _RULE_FILE_CACHE[key] = cached
+    return [g.model_copy(deep=True) for g in cached]
+
+
+def _parse_rule_file(path: Path) -> list[RuleGroup]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {"groups": []}
     except yaml.YAMLError as exc:

@@ -320,9 +320,18 @@ class Evaluator:
                 for m, r in zip(group, raw, strict=True)
                 if r.op in ("=", "!=") or regex.pushdown_ok(r.value)
             ]
+            # the RE2 re-check depends only on the matched labels' values: once per distinct tuple
+            verdicts: dict[tuple[str, ...], bool] = {}
             for s in self.source.select(push, lo_ms, hi_ms):
-                if post and not all(regex.matches(op, pat, s.labels.get(n, "")) for n, op, pat in post):
-                    continue
+                if post:
+                    key = tuple([s.labels.get(n, "") for n, _, _ in post])
+                    keep = verdicts.get(key)
+                    if keep is None:
+                        keep = verdicts[key] = all(
+                            regex.matches(op, pat, v) for (_, op, pat), v in zip(post, key, strict=True)
+                        )
+                    if not keep:
+                        continue
                 if len(groups) > 1:  # `or` matcher sets may select a series twice
                     k = label_key(s.labels)
                     if k in seen:

@@ -983,8 +983,8 @@ def _histogram_quantile(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Va
         k = len(les)
         counts = np.stack([prepared[gi][2] for gi in idxs], axis=1).reshape(k, len(idxs) * n)
         res = _vector_bucket_quantile(np.tile(q, len(idxs)), les, counts).reshape(len(idxs), n)
-        for j, gi in enumerate(idxs):
-            fast_vals[gi] = res[j]
+        for row, gi in enumerate(idxs):
+            fast_vals[gi] = res[row]
     out = []
     for gi, (lb, les, V, M, valid) in enumerate(prepared):
         present: np.ndarray = np.asarray(M.any(axis=0), dtype=bool)
