@@ -68,8 +68,8 @@ def test_grouped_extrapolation_matches_per_series(kind: str, resets: bool) -> No
         for k, (wv, wp) in want.items():
             gv, gp = got[k]
             assert np.array_equal(gp, wp), k
-            # (the reset corrections are differences of one running sum: rounding-level differences)
-            np.testing.assert_allclose(gv[gp], wv[wp], rtol=1e-12, atol=1e-9, equal_nan=True)
+            # (reset corrections are per window in both, in sample order: the very same floats)
+            np.testing.assert_array_equal(gv[gp], wv[wp])
 
 
 def test_groups_are_exact_timestamp_matches() -> None:

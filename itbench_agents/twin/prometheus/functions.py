@@ -501,9 +501,11 @@ def _extrapolated(kind: str) -> Fn:
             with np.errstate(all="ignore"):
                 result = last_v - first_v
                 if is_counter and len(v) > 1:
-                    drops = np.concatenate(([0.0], np.where(v[1:] < v[:-1], v[:-1], 0.0)))
-                    cum = np.cumsum(drops)
-                    result = result + (cum[hic] - cum[loc])
+                    # each window adds the value before every drop inside it, in sample order
+                    dropped = np.flatnonzero(v[1:] < v[:-1]) + 1
+                    for c in np.flatnonzero(ok):
+                        for i in dropped[(dropped > loc[c]) & (dropped <= hic[c])].tolist():
+                            result[c] += v[i - 1]
                 range_start = rv.ends - rv.range_ms
                 dur_start = (first_t - range_start) / 1000.0
                 dur_end = (rv.ends - last_t) / 1000.0

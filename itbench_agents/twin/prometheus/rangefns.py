@@ -17,6 +17,8 @@ import numpy as np
 from .values import RangeVector, Vector, VSeries
 
 GATHER_BUDGET = 2_000_000  # elements per gathered block
+# rate & co. run on the flat arrays above this many timestamp groups (when most series are alone)
+FLAT_MIN_GROUPS = 8
 
 
 class Flat:
@@ -123,13 +125,14 @@ def extrapolated(rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
 
     The series of one timestamp group form a (series × samples) matrix whose windows all start and
     end at the same columns, so first/last values are column gathers and every timestamp-derived
-    quantity is one row broadcast over the group. Counters with a reset anywhere take the flat path
-    (reset corrections as differences of one running sum over all series, as before).
+    quantity is one row broadcast over the group. When most series have timestamps of their own
+    (many small groups), the same arithmetic runs once on the flat arrays instead. Counter resets
+    are corrected per window, on the windows that hold a drop only (``_add_window_drops``).
     """
     if not rv.series:
         return Vector([])
     f = flatten(rv)
-    if is_counter and _has_reset(f):
+    if _flat_is_faster(f):
         return _extrapolated_flat(f, rv, is_counter, is_rate)
     g_cnt = f.g_hi - f.g_lo
     g_ok = g_cnt >= 2
@@ -141,14 +144,24 @@ def extrapolated(rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
     result = np.zeros((len(rv.series), len(rv.ends)))
     with np.errstate(all="ignore"):
         for g, members in enumerate(f.g_members):
-            if not len(f.g_ts[g]):
+            m = len(f.g_ts[g])
+            if not m:
                 continue
             V = f.group_values(g)
-            first_v = V[:, np.where(g_ok[g], f.g_lo[g], 0)]
-            res = V[:, np.where(g_ok[g], f.g_hi[g] - 1, 0)]
+            first_i = np.where(g_ok[g], f.g_lo[g], 0)
+            last_i = np.where(g_ok[g], f.g_hi[g] - 1, 0)
+            first_v = V[:, first_i]
+            res = V[:, last_i]
             res -= first_v
             if is_counter:
-                res += 0.0  # the (all zero) reset correction: -0.0 becomes 0.0
+                res += 0.0  # -0.0 becomes 0.0
+                dropped = V[:, 1:] < V[:, :-1]  # a drop into sample j + 1 of row r
+                if dropped.any():
+                    r, j = np.nonzero(dropped)
+                    rows = np.unique(r)
+                    base = (rows * m)[:, None]
+                    first, last = base + first_i[None, :], base + last_i[None, :]
+                    _add_window_drops(res, rows, V.ravel(), r * m + j + 1, first, last)
                 to_zero = g_sampled[g] * (first_v / res)
                 r, c = np.nonzero((res > 0) & (first_v >= 0) & (to_zero < g_dur_start[g]))
                 pre = res[r, c]
@@ -164,12 +177,83 @@ def extrapolated(rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
     return _out(rv, result, g_ok[f.group])
 
 
-def _has_reset(f: Flat) -> bool:
-    for g in range(len(f.g_ts)):
-        V = f.group_values(g)
-        if V.shape[1] > 1 and bool((V[:, 1:] < V[:, :-1]).any()):
-            return True
-    return False
+def _flat_is_faster(f: Flat) -> bool:
+    """Many timestamp groups, most series alone in theirs: the per-group loop would dominate."""
+    return len(f.g_ts) > FLAT_MIN_GROUPS and 2 * len(f.g_ts) > len(f.series)
+
+
+def _add_window_drops(
+    res: np.ndarray,
+    rows: np.ndarray,
+    vals: np.ndarray,
+    drop_at: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+) -> None:
+    """Counter-reset corrections, window by window, like Prometheus' ``if cur < prev { result += prev }``.
+
+    ``drop_at`` are the (sorted) indexes into ``vals`` of samples lower than the one before;
+    ``first`` / ``last`` are (R, n) indexes of each window's first and last sample. For every drop
+    inside a window (``first < d <= last``) ``vals[d - 1]`` is added to ``res[rows[i], c]``, one drop
+    after the other in sample order; windows without a drop are not touched.
+    """
+    a = np.searchsorted(drop_at, first, side="right")
+    b = np.searchsorted(drop_at, last, side="right")
+    wr, wc = np.nonzero(b > a)
+    if not len(wr):
+        return
+    at = a[wr, wc]
+    left = b[wr, wc] - at
+    prev = vals[drop_at - 1]
+    out_r = rows[wr]
+    acc = res[out_r, wc]
+    sel = np.arange(len(acc))
+    k = 0
+    while len(sel):
+        acc[sel] += prev[at[sel] + k]
+        k += 1
+        sel = sel[left[sel] > k]
+    res[out_r, wc] = acc
+
+
+def _extrapolated_flat(f: Flat, rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
+    """The same arithmetic on the flat arrays of all series at once."""
+    g_cnt = f.g_hi - f.g_lo
+    g_ok = g_cnt >= 2
+    g_first_t = _group_take(f.g_ts, np.where(g_ok, f.g_lo, 0))
+    g_last_t = _group_take(f.g_ts, np.where(g_ok, f.g_hi - 1, 0))
+    g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(
+        rv, g_cnt, g_first_t, g_last_t, is_rate
+    )
+    grp = f.group
+    ok = g_ok[grp]
+    # (an in-bounds index where the window is unused)
+    starts = np.where(f.lens > 0, f.starts, 0)[:, None]
+    loc = np.where(g_ok, f.g_lo, 0)[grp] + starts
+    hic = np.where(g_ok, f.g_hi - 1, 0)[grp] + starts
+    v = f.vals
+    first_v, last_v = v[loc], v[hic]
+    with np.errstate(all="ignore"):
+        result = last_v - first_v
+        factor = g_factor[grp]
+        if is_counter:
+            result += 0.0  # -0.0 becomes 0.0
+            if len(v) > 1:
+                drop_at = np.flatnonzero((v[1:] < v[:-1]) & ~f.is_start[1:]) + 1
+                if len(drop_at):
+                    _add_window_drops(result, np.arange(len(result)), v, drop_at, loc, hic)
+            # a counter is not extrapolated below zero: where the zero point lies inside the start
+            # extrapolation, extrapolate only to it (the same arithmetic, on those windows only)
+            to_zero = g_sampled[grp] * (first_v / result)
+            r, c = np.nonzero((result > 0) & (first_v >= 0) & (to_zero < g_dur_start[grp]))
+            if len(r):
+                g = grp[r]
+                f2 = (g_sampled[g, c] + to_zero[r, c] + g_dur_end[g, c]) / g_div[g, c]
+                if is_rate:
+                    f2 = f2 / (rv.range_ms / 1000.0)
+                factor[r, c] = f2
+        result = result * factor
+    return _out(rv, result, ok)
 
 
 def _extrapolation(
@@ -192,47 +276,6 @@ def _extrapolation(
     return g_sampled, g_dur_start, g_dur_end, g_div, g_factor
 
 
-def _extrapolated_flat(f: Flat, rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
-    """The same on the flat arrays, with reset corrections (differences of a running sum of drops)."""
-    g_cnt = f.g_hi - f.g_lo
-    g_ok = g_cnt >= 2
-    g_first_t = _group_take(f.g_ts, np.where(g_ok, f.g_lo, 0))
-    g_last_t = _group_take(f.g_ts, np.where(g_ok, f.g_hi - 1, 0))
-    g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(
-        rv, g_cnt, g_first_t, g_last_t, is_rate
-    )
-    grp = f.group
-    ok = g_ok[grp]
-    # (an in-bounds index where the window is unused)
-    starts = np.where(f.lens > 0, f.starts, 0)[:, None]
-    loc = np.where(g_ok, f.g_lo, 0)[grp] + starts
-    hic = np.where(g_ok, f.g_hi - 1, 0)[grp] + starts
-    v = f.vals
-    first_v, last_v = v[loc], v[hic]
-    with np.errstate(all="ignore"):
-        result = last_v - first_v
-        if is_counter and len(v) > 1:
-            dec = (v[1:] < v[:-1]) & ~f.is_start[1:]
-            drop = np.zeros(len(v))
-            drop[1:] = np.where(dec, v[:-1], 0.0)
-            cum = np.cumsum(drop)
-            result = result + (cum[hic] - cum[loc])
-        factor = g_factor[grp]
-        if is_counter:
-            # a counter is not extrapolated below zero: where the zero point lies inside the start
-            # extrapolation, extrapolate only to it (the same arithmetic, on those windows only)
-            to_zero = g_sampled[grp] * (first_v / result)
-            r, c = np.nonzero((result > 0) & (first_v >= 0) & (to_zero < g_dur_start[grp]))
-            if len(r):
-                g = grp[r]
-                f2 = (g_sampled[g, c] + to_zero[r, c] + g_dur_end[g, c]) / g_div[g, c]
-                if is_rate:
-                    f2 = f2 / (rv.range_ms / 1000.0)
-                factor[r, c] = f2
-        result = result * factor
-    return _out(rv, result, ok)
-
-
 def instant_delta(rv: RangeVector, is_rate: bool) -> Vector:
     if not rv.series:
         return Vector([])
@@ -253,7 +296,8 @@ def instant_delta(rv: RangeVector, is_rate: bool) -> Vector:
 
 
 def count_pairs(rv: RangeVector, kind: str) -> Vector:
-    """``changes`` / ``resets``: prefix sums of per-sample indicators."""
+    """``changes`` / ``resets``: prefix sums of per-sample 0/1 indicators (exact integer counts, so
+    differences of one running sum over all series are safe here, unlike sums of values)."""
     if not rv.series:
         return Vector([])
     f = flatten(rv)
