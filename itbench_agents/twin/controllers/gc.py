@@ -4,6 +4,9 @@
 - ``foregroundDeletion`` / ``orphan`` finalizers on an owner being deleted are honoured.
 - A namespace being deleted (``deletionTimestamp`` or phase Terminating) has everything inside
   removed, then disappears; a namespace removed outright takes its contents with it.
+- Pods go as a background-propagation DELETE sends them: bound, running pods get a grace period
+  (``deletionTimestamp``, shown Terminating) and the kubelet removes them; a terminating namespace
+  waits for them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, GroupResource, clone
 from .base import Controller
-from .kinds import NAMESPACES
+from .kinds import NAMESPACES, PODS
 
 Obj = dict[str, Any]
 
@@ -62,6 +65,9 @@ class GarbageCollector(Controller):
             owners = obj["metadata"].get("ownerReferences") or []
             if any(self.index.exists_uid(o.get("uid", "")) for o in owners):
                 continue
+            if ref[0] == PODS:
+                self._stop_pod(obj)
+                continue
             with contextlib.suppress(ApiError):
                 self.store.delete(*ref)
 
@@ -91,7 +97,9 @@ class GarbageCollector(Controller):
             if remaining:
                 for ref in remaining:
                     dep = self.store.get(*ref)
-                    if dep is not None and not dep["metadata"].get("deletionTimestamp"):
+                    if dep is not None and ref[0] == PODS:
+                        self._stop_pod(dep)
+                    elif dep is not None and not dep["metadata"].get("deletionTimestamp"):
                         with contextlib.suppress(ApiError):
                             self.store.delete(*ref)
                 # re-check when dependents are gone
@@ -107,11 +115,16 @@ class GarbageCollector(Controller):
 
     def _namespace(self, name: str) -> None:
         kinds: list[GroupResource] = list(self.store.kinds())
+        terminating = 0
         for gr in kinds:
             if gr == NAMESPACES:
                 continue
             for obj in list(self.store.list(gr, name)):
                 if not obj["metadata"].get("namespace"):
+                    continue
+                if gr == PODS and self.store.get(NAMESPACES, "", name) is not None:
+                    # pods stop gracefully: the kubelet kills the containers and removes them
+                    terminating += self._stop_pod(obj, strip_finalizers=True)
                     continue
                 try:
                     if obj["metadata"].get("finalizers"):
@@ -134,6 +147,9 @@ class GarbageCollector(Controller):
         ns = self.store.get(NAMESPACES, "", name)
         if ns is None:
             return
+        if terminating:
+            self.enqueue_at(self.now() + 1.0, ("ns", name))  # gone once its pods are
+            return
         if ns["metadata"].get("finalizers"):
             new = clone(ns)
             new["metadata"].pop("finalizers")
@@ -143,3 +159,30 @@ class GarbageCollector(Controller):
                 return
         with contextlib.suppress(ApiError):
             self.store.delete(NAMESPACES, "", name)
+
+    def _stop_pod(self, pod: Obj, strip_finalizers: bool = False) -> int:
+        """Delete a pod as a DELETE through the API would (graceful when a kubelet runs it: the
+        pod is Terminating until the kubelet removes it; finalizers still hold it unless
+        ``strip_finalizers``, as namespace teardown does); 1 while it is still there."""
+        meta = pod["metadata"]
+        ns, name = meta.get("namespace", ""), meta["name"]
+        spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
+        try:
+            if strip_finalizers and meta.get("finalizers"):
+                new = clone(pod)
+                new["metadata"].pop("finalizers")
+                new["metadata"].pop("resourceVersion", None)
+                self.store.update(PODS, new)
+                if self.store.get(PODS, ns, name) is None:
+                    return 0
+            if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+                self.store.delete(PODS, ns, name)
+            elif not meta.get("deletionTimestamp"):
+                grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
+                if grace > 0:
+                    self.store.mark_deleted(PODS, ns, name, grace)
+                else:
+                    self.store.delete(PODS, ns, name)
+        except ApiError:
+            pass
+        return 1 if self.store.get(PODS, ns, name) is not None else 0

@@ -164,7 +164,9 @@ class Kubelet(Controller):
                 if ps is not None and ps.uid == meta.get("uid"):
                     self._teardown(ps, ev.obj)
             elif meta.get("deletionTimestamp"):
-                if ps is not None and not ps.gone:
+                if (ps is None and ev.obj.get("spec", {}).get("nodeName")) or (
+                    ps is not None and not ps.gone
+                ):
                     self.enqueue(("delete", *key))
             elif ps is None and ev.obj.get("spec", {}).get("nodeName"):
                 self.enqueue(("start", *key))
@@ -214,13 +216,20 @@ class Kubelet(Controller):
         if pod is None:
             return
         if op == "start" and (ns, name) not in self.pods and pod.get("spec", {}).get("nodeName"):
-            self._admit_pod(pod)
+            if not pod["metadata"].get("deletionTimestamp"):
+                self._admit_pod(pod)
         elif op == "delete":
             state = self.pods.get((ns, name))
-            if state is not None:
+            if state is None:
+                # deleted before this kubelet started anything: nothing to stop
+                self._finalize_delete(ns, name, pod["metadata"].get("uid", ""))
+            elif not state.gone:
                 self._kill_all(state, pod)
-                grace = int(pod.get("spec", {}).get("terminationGracePeriodSeconds", 30) or 0)
-                delay = min(1.0, float(grace))
+                grace = pod["metadata"].get("deletionGracePeriodSeconds")
+                if grace is None:
+                    grace = pod.get("spec", {}).get("terminationGracePeriodSeconds", 30)
+                # the containers of these apps exit on SIGTERM within a second
+                delay = min(1.0, float(grace or 0))
                 uid = state.uid
                 self.twin.scheduler.after(
                     delay, lambda: self._finalize_delete(ns, name, uid), key=("kubelet-rm", uid)

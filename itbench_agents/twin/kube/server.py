@@ -80,6 +80,26 @@ def _status_ok(details: Obj | None = None) -> Obj:
     return body
 
 
+UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+def pod_grace_period(pod: Obj, opts: Obj) -> int:
+    """The grace period a pod DELETE gets, as the API server's pod strategy decides it: the
+    request's ``gracePeriodSeconds``, else ``spec.terminationGracePeriodSeconds`` (default 30);
+    0 for a pod no kubelet runs (unscheduled) or one already finished; a negative value means 1."""
+    spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
+    raw = opts.get("gracePeriodSeconds")
+    if raw is None:
+        raw = spec.get("terminationGracePeriodSeconds", 30)
+    try:
+        grace = int(raw)
+    except (TypeError, ValueError):
+        raise bad_request(f'gracePeriodSeconds: Invalid value: "{raw}": must be an integer') from None
+    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0
+    return 1 if grace < 0 else grace
+
+
 def _flag(req: Request, name: str) -> bool:
     """A boolean query parameter (``watch=1``, ``follow=true``)."""
     return (req.arg(name) or "").lower() in ("1", "true", "yes")
@@ -778,7 +798,19 @@ class KubeApi:
             marked["metadata"]["finalizers"] = [*(meta.get("finalizers") or []), "foregroundDeletion"]
             self.store.update(t.info.gr, marked)
         if t.info.gr == NAMESPACES:
-            self._delete_namespace_content(name)
+            if name in UNDELETABLE_NAMESPACES:
+                raise ApiError(
+                    403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+                )
+            # phase Terminating; the namespace controller (controllers/gc.py) empties it, then removes it
+            return self.store.mark_deleted(  # type: ignore[no-any-return]
+                NAMESPACES, "", name, 0, status={"phase": "Terminating"}
+            )
+        if t.info.gr == PODS:
+            grace = pod_grace_period(obj, opts)
+            if grace > 0:
+                # the kubelet stops the containers (Killing), then deletes the pod for good
+                return self.store.mark_deleted(PODS, ns, name, grace)  # type: ignore[no-any-return]
         return self.store.delete(t.info.gr, ns, name)  # type: ignore[no-any-return]
 
     def _orphan_dependents(self, uid: str, namespace: str) -> None:
@@ -793,15 +825,6 @@ class KubeApi:
                     else:
                         new["metadata"].pop("ownerReferences", None)
                     self.store.update(gr, new)
-
-    def _delete_namespace_content(self, ns: str) -> None:
-        for gr in self.store.kinds():
-            info = self.registry.preferred(gr)
-            if info is not None and not info.namespaced:
-                continue
-            for o in list(self.store.list(gr, ns)):
-                if o["metadata"].get("namespace") == ns and self.store.get(gr, ns, o["metadata"]["name"]):
-                    self.store.delete(gr, ns, o["metadata"]["name"])
 
     def _delete(self, req: Request, t: Target) -> Response:
         if "delete" not in t.info.verbs:

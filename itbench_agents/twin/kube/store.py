@@ -183,7 +183,7 @@ class ObjectStore:
                 meta = obj["metadata"]
             else:
                 # the server owns these
-                for k in ("uid", "creationTimestamp", "deletionTimestamp"):
+                for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
                     if k in old["metadata"]:
                         meta[k] = old["metadata"][k]
                     else:
@@ -197,7 +197,12 @@ class ObjectStore:
             if dry_run:
                 return obj
             result = self._commit(gr, "MODIFIED", obj)
-            if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            if (
+                meta.get("deletionTimestamp")
+                and not meta.get("finalizers")
+                and old["metadata"].get("finalizers")
+            ):
+                # the last finalizer is gone (an object marked by mark_deleted() waits for delete())
                 return self._remove(gr, ns, name)
             return result
 
@@ -214,6 +219,29 @@ class ObjectStore:
                 new["metadata"]["deletionTimestamp"] = rfc3339(self._now())
                 return self._commit(gr, "MODIFIED", new)
             return self._remove(gr, namespace, name)
+
+    def mark_deleted(
+        self, gr: GroupResource, namespace: str, name: str, grace_seconds: int = 0, status: Obj | None = None
+    ) -> Obj:
+        """Graceful deletion: set ``deletionTimestamp`` (now + grace) and
+        ``deletionGracePeriodSeconds`` but keep the object, finalizers or not, until a later
+        :meth:`delete` removes it. That is what the API server does for a pod (the kubelet stops
+        its containers, then confirms) and a namespace (emptied by its controller first).
+        Marking again can only shorten the grace period. ``status`` entries are merged into
+        ``.status`` in the same change (a namespace's ``phase: Terminating``)."""
+        with self.lock:
+            old = self.must_get(gr, namespace, name)
+            meta = old["metadata"]
+            grace = max(0, int(grace_seconds))
+            current = meta.get("deletionGracePeriodSeconds")
+            if meta.get("deletionTimestamp") and (current is None or current <= grace):
+                return old
+            new = clone(old)
+            new["metadata"]["deletionTimestamp"] = rfc3339(self._now() + grace)
+            new["metadata"]["deletionGracePeriodSeconds"] = grace
+            if status:
+                new.setdefault("status", {}).update(status)
+            return self._commit(gr, "MODIFIED", new)
 
     # ------------------------------------------------------------------ change log
     def events_since(
