@@ -20,3 +20,14 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"upstream test data not found at {SHARED} (the ../shared folder beside the checkout)")
     return SHARED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Print what tests stashed for the summary (so CI output shows, e.g., the PromQL conformance rate)."""
+    from report_stash import REPORT_LINES
+
+    lines = config.stash.get(REPORT_LINES, [])
+    if lines:
+        terminalreporter.section("itbench reports")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -5,28 +5,31 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from report_stash import REPORT_LINES
 
 from itbench_agents.twin.prometheus.conformance import run_dir, run_script, summary
 
 CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "promql"
 
 
-def test_upstream_conformance_pass_rate() -> None:
+def test_upstream_conformance_pass_rate(pytestconfig: pytest.Config) -> None:
     if not list(CONFORMANCE.glob("*.test")):
         pytest.skip(f"upstream PromQL test scripts not found in {CONFORMANCE}")
     reports = run_dir(CONFORMANCE)
-    for r in reports:
-        print(
-            f"{r.file:28} pass {r.passed:4} fail {r.failed:4} skip {r.skipped:4} "
-            f"(native histograms {r.skipped_nh}) rate {r.rate():.3f}"
-        )
+    lines = [
+        f"{r.file:28} pass {r.passed:4} fail {r.failed:4} skip {r.skipped:4} "
+        f"(native histograms {r.skipped_nh}) rate {r.rate():.3f}"
+        for r in reports
+    ]
     s = summary(reports)
-    print(
+    lines.append(
         f"TOTAL pass {s['passed']:.0f} fail {s['failed']:.0f} skipped {s['skipped']:.0f} "
         f"(native histograms {s['skipped_native_histogram']:.0f}, unsupported experimental "
         f"{s['skipped_unsupported']:.0f}); pass rate of evaluated cases {s['rate_run']:.3f}; "
         f"pass rate of all non-native-histogram cases {s['rate_non_nh']:.3f}"
     )
+    # shown in the run's terminal summary (tests/conftest.py), so CI output carries the pass rate
+    pytestconfig.stash.setdefault(REPORT_LINES, []).extend(["PromQL conformance (upstream scripts):", *lines])
     assert s["passed"] > 800
     assert s["rate_run"] >= 0.90  # of the evaluated cases
     assert s["rate_non_nh"] >= 0.90  # of all non-native-histogram cases (unsupported ones count as failed)
