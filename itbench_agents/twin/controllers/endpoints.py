@@ -35,17 +35,34 @@ def _resolve_port(svc_port: Obj, pod: Obj) -> int | None:
 class EndpointsController(Controller):
     name = "endpoint-controller"
 
+    def __init__(self, twin: Any, index: Any) -> None:
+        super().__init__(twin, index)
+        self._selectors: dict[str, list[tuple[str, dict[str, str]]]] = {}
+        """namespace -> (name, selector) of its Services with a selector, by name; dropped on any
+        Service change there, so a pod change does not list every Service of the namespace."""
+
+    def _selectors_in(self, ns: str) -> list[tuple[str, dict[str, str]]]:
+        out = self._selectors.get(ns)
+        if out is None:
+            out = []
+            for svc in self.store.list(SERVICES, ns):
+                sel = svc.get("spec", {}).get("selector")
+                if sel:
+                    out.append((svc["metadata"]["name"], sel))
+            self._selectors[ns] = out
+        return out
+
     def on_change(self, ev: ChangeEvent) -> None:
         meta = ev.obj.get("metadata", {})
         ns = meta.get("namespace", "")
         if ev.gr == SERVICES:
+            self._selectors.pop(ns, None)
             self.enqueue((ns, meta["name"]))
         elif ev.gr == PODS:
             labels = labels_of(ev.obj)
-            for svc in self.store.list(SERVICES, ns):
-                sel = svc.get("spec", {}).get("selector")
-                if sel and matches_map(sel, labels):
-                    self.enqueue((ns, svc["metadata"]["name"]))
+            for name, sel in self._selectors_in(ns):
+                if matches_map(sel, labels):
+                    self.enqueue((ns, name))
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key

@@ -22,6 +22,8 @@ class Index:
         self.pods_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._owners: dict[Ref, tuple[str, ...]] = {}
         self._pod_node: dict[tuple[str, str], str] = {}
+        self.node_epoch: dict[str, int] = defaultdict(int)
+        """Bumped on every change to a pod bound to the node: lets callers cache per-node sums."""
 
     def observe(self, ev: ChangeEvent) -> None:
         meta = ev.obj.get("metadata", {})
@@ -50,6 +52,7 @@ class Index:
             old_node = self._pod_node.pop(key, None)
             if old_node is not None:
                 self.pods_by_node[old_node].discard(key)
+                self.node_epoch[old_node] += 1
             if ev.type == "DELETED":
                 self.pods_by_ns[ns].discard(name)
             else:
@@ -58,6 +61,7 @@ class Index:
                 if node:
                     self._pod_node[key] = node
                     self.pods_by_node[node].add(key)
+                    self.node_epoch[node] += 1
 
     def get_ref(self, ref: Ref) -> Obj | None:
         return self.store.get(*ref)

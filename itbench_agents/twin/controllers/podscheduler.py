@@ -91,6 +91,9 @@ class PodScheduler(Controller):
         self._seen_gen: dict[tuple[str, str], int] = {}
         self._nominated: dict[str, tuple[str, str, str]] = {}
         """uid of a preemptor -> (node, namespace, name): room held for it on that node."""
+        self._usage: dict[str, tuple[int, dict[str, float], int, list[Obj]]] = {}
+        """node -> (index.node_epoch it was summed at, requests, pod count, pods): reused until a pod
+        on the node changes, so scheduling (and retrying) a pod does not re-sum every bound pod."""
 
     def on_change(self, ev: ChangeEvent) -> None:
         if ev.gr == PODS:
@@ -139,6 +142,15 @@ class PodScheduler(Controller):
 
     # ------------------------------------------------------------------ filtering
     def _node_usage(self, node: str) -> tuple[dict[str, float], int, list[Obj]]:
+        epoch = self.index.node_epoch.get(node, 0)
+        hit = self._usage.get(node)
+        if hit is None or hit[0] != epoch:
+            hit = (epoch, *self._sum_node(node))
+            self._usage[node] = hit
+        _, used, count, pods = hit
+        return dict(used), count, list(pods)
+
+    def _sum_node(self, node: str) -> tuple[dict[str, float], int, list[Obj]]:
         used = {"cpu": 0.0, "memory": 0.0}
         count = 0
         pods = []
