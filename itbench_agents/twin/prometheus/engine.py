@@ -123,12 +123,10 @@ def _matcher(m: Any) -> Matcher:
     return Matcher(m.name, op, value)  # type: ignore[arg-type]
 
 
-def raw_matchers(vs: Any) -> list[list[Matcher]]:
-    """Like :func:`to_matchers` but with regexes exactly as written (RE2 syntax)."""
+def _matcher_groups(vs: Any, conv: Callable[[Any], Matcher]) -> list[list[Matcher]]:
+    """The matcher sets of a vector selector (several only with ``or`` matchers), each matcher
+    converted by ``conv`` and the metric name prepended as ``__name__="..."``."""
     from .extended import split_ext
-
-    def conv(m: Any) -> Matcher:
-        return Matcher(m.name, _MATCH_OPS[ename(m.op)], m.value)  # type: ignore[arg-type]
 
     base = [conv(m) for m in split_ext(list(vs.matchers.matchers))[0]]
     if vs.name:
@@ -144,6 +142,11 @@ def raw_matchers(vs: Any) -> list[list[Matcher]]:
     return groups
 
 
+def raw_matchers(vs: Any) -> list[list[Matcher]]:
+    """Like :func:`to_matchers` but with regexes exactly as written (RE2 syntax)."""
+    return _matcher_groups(vs, lambda m: Matcher(m.name, _MATCH_OPS[ename(m.op)], m.value))  # type: ignore[arg-type]
+
+
 def selector_ext(vs: Any) -> str | None:
     """The extended-selector modifier (``anchored``/``smoothed``) carried by a selector, if any."""
     from .extended import split_ext
@@ -153,20 +156,7 @@ def selector_ext(vs: Any) -> str | None:
 
 def to_matchers(vs: Any) -> list[list[Matcher]]:
     """The matcher sets of a vector selector (several only with ``or`` matchers)."""
-    from .extended import split_ext
-
-    base = [_matcher(m) for m in split_ext(list(vs.matchers.matchers))[0]]
-    if vs.name:
-        base.insert(0, Matcher("__name__", "=", vs.name))
-    groups = [base]
-    for alt in vs.matchers.or_matchers or []:
-        g = [_matcher(m) for m in alt]
-        if vs.name:
-            g.insert(0, Matcher("__name__", "=", vs.name))
-        groups.append(g)
-    if vs.matchers.or_matchers and not vs.matchers.matchers:
-        groups = groups[1:]
-    return groups
+    return _matcher_groups(vs, _matcher)
 
 
 def arith(op: str, lv: Any, rv: Any) -> Any:
