@@ -37,18 +37,24 @@ class EndpointsController(Controller):
 
     def __init__(self, twin: Any, index: Any) -> None:
         super().__init__(twin, index)
-        self._selectors: dict[str, list[tuple[str, dict[str, str]]]] = {}
-        """namespace -> (name, selector) of its Services with a selector, by name; dropped on any
-        Service change there, so a pod change does not list every Service of the namespace."""
+        self._selectors: dict[str, dict[tuple[str, Any], list[tuple[int, str, dict[str, str]]]]] = {}
+        """namespace -> one (key, value) of each selector -> (position by name, Service name,
+        selector) of the Services with a selector there; dropped on any Service change there, so
+        a pod change looks only at the Services that may select it."""
+        self._slices: dict[str, dict[str, set[str]]] = {}
+        """namespace -> Service name -> names of the EndpointSlices this controller manages for it
+        (filled from the store on first use in a namespace, then kept up to date from events)."""
+        self._slice_owner: dict[tuple[str, str], str] = {}
 
-    def _selectors_in(self, ns: str) -> list[tuple[str, dict[str, str]]]:
+    def _selectors_in(self, ns: str) -> dict[tuple[str, Any], list[tuple[int, str, dict[str, str]]]]:
         out = self._selectors.get(ns)
         if out is None:
-            out = []
-            for svc in self.store.list(SERVICES, ns):
+            out = {}
+            for pos, svc in enumerate(self.store.list(SERVICES, ns)):
                 sel = svc.get("spec", {}).get("selector")
                 if sel:
-                    out.append((svc["metadata"]["name"], sel))
+                    first = next(iter(sel.items()))
+                    out.setdefault(first, []).append((pos, svc["metadata"]["name"], sel))
             self._selectors[ns] = out
         return out
 
@@ -60,9 +66,56 @@ class EndpointsController(Controller):
             self.enqueue((ns, meta["name"]))
         elif ev.gr == PODS:
             labels = labels_of(ev.obj)
-            for name, sel in self._selectors_in(ns):
-                if matches_map(sel, labels):
-                    self.enqueue((ns, name))
+            by_pair = self._selectors_in(ns)
+            hits = []
+            for kv in labels.items():
+                for pos, name, sel in by_pair.get(kv, ()):
+                    if matches_map(sel, labels):
+                        hits.append((pos, name))
+            for _, name in sorted(hits):
+                self.enqueue((ns, name))
+        elif ev.gr == ENDPOINTSLICES:
+            self._track_slice(ev)
+
+    # ------------------------------------------------------------------ managed slices by Service
+    def _track_slice(self, ev: ChangeEvent) -> None:
+        meta = ev.obj.get("metadata", {})
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        by_svc = self._slices.get(ns)
+        if by_svc is None:
+            return  # not looked at yet: read from the store on first use
+        old = self._slice_owner.pop((ns, name), None)
+        if old is not None:
+            by_svc.get(old, set()).discard(name)
+        svc = self._managed_for(ev.obj)
+        if ev.type != "DELETED" and svc is not None:
+            by_svc.setdefault(svc, set()).add(name)
+            self._slice_owner[(ns, name)] = svc
+
+    @staticmethod
+    def _managed_for(obj: Obj) -> str | None:
+        labels = obj.get("metadata", {}).get("labels") or {}
+        if labels.get("endpointslice.kubernetes.io/managed-by") != MANAGED_BY:
+            return None
+        svc = labels.get("kubernetes.io/service-name")
+        return None if svc is None else str(svc)
+
+    def _managed_slices(self, ns: str, service: str) -> list[Obj]:
+        """This controller's EndpointSlices of ``service``, in name order."""
+        by_svc = self._slices.get(ns)
+        if by_svc is None:
+            by_svc = self._slices[ns] = {}
+            for s in self.store.list(ENDPOINTSLICES, ns):
+                svc = self._managed_for(s)
+                if svc is not None:
+                    by_svc.setdefault(svc, set()).add(s["metadata"]["name"])
+                    self._slice_owner[(ns, s["metadata"]["name"])] = svc
+        out = []
+        for name in sorted(by_svc.get(service, ())):
+            obj = self.store.get(ENDPOINTSLICES, ns, name)
+            if obj is not None and self._managed_for(obj) == service:
+                out.append(obj)
+        return out
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
@@ -82,9 +135,8 @@ class EndpointsController(Controller):
             return
         pods = [
             p
-            for p in self.index.pods_in(ns)
-            if matches_map(selector, labels_of(p))
-            and not is_terminal(p)
+            for p in self.index.pods_selected(ns, selector)
+            if not is_terminal(p)
             and p.get("status", {}).get("podIP")
             and not p["metadata"].get("deletionTimestamp")
         ]
@@ -181,13 +233,7 @@ class EndpointsController(Controller):
             if pod.get("spec", {}).get("nodeName"):
                 e["nodeName"] = pod["spec"]["nodeName"]
             endpoints.append(e)
-        existing = [
-            s
-            for s in self.store.list(ENDPOINTSLICES, ns)
-            if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
-            and (s["metadata"].get("labels") or {}).get("endpointslice.kubernetes.io/managed-by")
-            == MANAGED_BY
-        ]
+        existing = self._managed_slices(ns, name)
         labels = dict(svc["metadata"].get("labels") or {})
         labels["kubernetes.io/service-name"] = name
         labels["endpointslice.kubernetes.io/managed-by"] = MANAGED_BY
