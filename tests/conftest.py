@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
+# every verdict and effect the twin keeps instead of recomputing is checked against a fresh
+# computation (twin/runtime.py VERIFY_ENV); a stale one raises StaleCacheError and fails the test
+os.environ.setdefault("ITBENCH_TWIN_VERIFY_VERDICTS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

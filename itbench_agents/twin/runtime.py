@@ -9,6 +9,10 @@ ready? The app-behaviour model (``twin/app``) implements it from app and fault s
 
 The kubelet asks again whenever the cluster changes; when the verdict for a running container
 changes (a StressChaos appears, a limit is lowered), it applies the new verdict from that moment.
+A runtime that also implements :class:`TracedRuntime` says what each verdict read
+(:class:`VerdictReads`), so the kubelet asks again only for containers whose inputs changed
+(start-up then costs time linear in the number of pods, not quadratic); any other runtime is
+asked again for every running container on every change.
 """
 
 from __future__ import annotations
@@ -75,6 +79,48 @@ class ContainerRuntime(Protocol):
 
     def usage(self, pod: Obj, container: Obj, now: float) -> ResourceUsage:
         """Current CPU and memory use of a running container."""
+        ...
+
+
+VERIFY_ENV = "ITBENCH_TWIN_VERIFY_VERDICTS"
+"""Set to 1 to check every kept verdict and kept effect against a fresh computation (tests do)."""
+
+
+class StaleCacheError(AssertionError):
+    """A kept result differs from a fresh computation (raised only when ``VERIFY_ENV`` is set)."""
+
+
+@dataclass(frozen=True)
+class VerdictReads:
+    """What one verdict was computed from, so that the kubelet knows when to ask again."""
+
+    objects: frozenset[tuple[Any, str, str]] = frozenset()
+    """API objects read by name, as ``(GroupResource, namespace, name)`` (absent ones too): a change
+    to any of them means asking again."""
+    derived: Any = None
+    """The runtime's own derived state the verdict read (service load, flag and chaos effects),
+    as a value the runtime can compare with its current state (:meth:`TracedRuntime.still_current`)."""
+    always: bool = False
+    """The verdict read state no name pins down (other pods' readiness, endpoints, the time):
+    ask again on every change."""
+
+
+@runtime_checkable
+class TracedRuntime(Protocol):
+    """A runtime that reports what each verdict read (optional, on top of :class:`ContainerRuntime`)."""
+
+    def traced_verdict(
+        self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
+    ) -> tuple[ContainerVerdict, VerdictReads]:
+        """The verdict (exactly what ``verdict`` would answer) and what it read."""
+        ...
+
+    def still_current(self, reads: VerdictReads, now: float) -> bool:
+        """Whether the derived state recorded in ``reads`` is still what the runtime has at ``now``."""
+        ...
+
+    def derived_generation(self, now: float) -> int:
+        """A number that changes whenever the runtime's derived state may have changed."""
         ...
 
 

@@ -11,17 +11,26 @@ Nothing here reads scenario ground truth: only objects in the store.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..faults.chaos import CHAOS_GRS, GROUP, chaos_crds, pick, selects, validate_chaos
-from ..faults.containers import VerdictInputs, common_images, decide, is_running, quantity, started_at
+from ..faults.containers import (
+    ImageCatalogue,
+    VerdictInputs,
+    common_images,
+    decide,
+    is_running,
+    quantity,
+    started_at,
+)
 from ..faults.effects import Effects, chaos_effects, flag_effects
 from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
 from ..faults.schedule import SCHEDULES, ScheduleRunner
 from ..kube.store import ChangeEvent, GroupResource, clone
-from ..runtime import ContainerVerdict, ResourceUsage
-from .cluster import CONFIGMAPS, PODS, ClusterView, matches, resolve_env
+from ..runtime import VERIFY_ENV, ContainerVerdict, ResourceUsage, StaleCacheError, VerdictReads
+from .cluster import CONFIGMAPS, DEPLOYMENTS, PODS, STATEFULSETS, ClusterView, matches, resolve_env
 from .model import AppModel
 from .network import connect
 from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
@@ -71,12 +80,19 @@ class BehaviourModel:
         self.loads: dict[str, ServiceLoad] = {}
         self.last: Result | None = None
         self.ignored: list[str] = []
-        self.catalogue = [*app.behaviour.images, *common_images()]
+        self.catalogue = ImageCatalogue([*app.behaviour.images, *common_images()])
         self._by_workload = {
             (svc.workload or name): name for name, svc in app.behaviour.services.items() if not svc.external
         }
         self._cache_key: tuple[int, float] | None = None
         self._cache: tuple[ClusterView, Effects] | None = None
+        self._fx: Effects | None = None
+        self._fx_had_chaos = False
+        self._fx_seen = 0
+        """How much of the store's change log the kept effects have been checked against."""
+        self._flag_pods: set[str] = set()
+        self._derived_gen = 0
+        self._verify = os.environ.get(VERIFY_ENV, "") == "1"
         self._flag_cache: dict[str, dict[str, float]] = {}
         self._last_recompute = float("-inf")
         self._pending_at: float | None = None
@@ -221,11 +237,65 @@ class BehaviourModel:
         key = (self.twin.store.resource_version, now)
         if self._cache_key != key or self._cache is None:
             view = ClusterView(self.twin.store, self.app, now, self.env_snaps, self.chaos_seen)
-            fx = Effects()
-            flag_effects(fx, self.app.behaviour.flags.effects, self.flag_values(view))
-            chaos_effects(fx, view)
+            fx = self._fx
+            if fx is None or self._fx_inputs_changed() or view.chaos or self._fx_had_chaos:
+                fx = self._effects(view)
+                self._fx, self._fx_had_chaos = fx, bool(view.chaos)
+                self._derived_gen += 1
+            elif self._verify and fx != self._effects(view):
+                raise StaleCacheError(f"flag/chaos effects kept at resourceVersion {key[0]} are stale")
             self._cache_key, self._cache = key, (view, fx)
         return self._cache
+
+    def _effects(self, view: ClusterView) -> Effects:
+        fx = Effects()
+        flag_effects(fx, self.app.behaviour.flags.effects, self.flag_values(view))
+        chaos_effects(fx, view)
+        return fx
+
+    def _fx_inputs_changed(self) -> bool:
+        """Whether any store change since the effects were last computed can alter them: a chaos
+        experiment, the flag file, or the flag service's workload or pods (the effects are
+        otherwise kept, so that a change elsewhere does not cost a walk over every pod)."""
+        log = self.twin.store.log
+        changed = False
+        for i in range(self._fx_seen, len(log)):
+            changed = self._affects_fx(log[i]) or changed
+        self._fx_seen = len(log)
+        return changed
+
+    def _affects_fx(self, ev: ChangeEvent) -> bool:
+        if ev.gr.group == GROUP:
+            return True
+        if ev.namespace != self.app.namespace:
+            return False
+        src = self.app.behaviour.flags.source
+        flag_svc = self.app.behaviour.services.get(src.service)
+        if flag_svc is None:
+            return False
+        workload = flag_svc.workload or src.service
+        if ev.gr == CONFIGMAPS:
+            return ev.name == src.configmap
+        if ev.gr in (DEPLOYMENTS, STATEFULSETS):
+            return ev.name == workload
+        if ev.gr != PODS:
+            return False
+        if any(svc.binary for svc in self.app.behaviour.services.values()):
+            return True  # any pod may run the flag service's binary
+        uid = ev.obj["metadata"].get("uid", "")
+        if uid in self._flag_pods:
+            if ev.type == "DELETED":
+                self._flag_pods.discard(uid)
+            return True
+        labels = ev.obj["metadata"].get("labels") or {}
+        for gr in (DEPLOYMENTS, STATEFULSETS):
+            w = self.twin.store.get(gr, self.app.namespace, workload)
+            sel = ((w or {}).get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+            if matches(sel, labels):
+                if ev.type != "DELETED":
+                    self._flag_pods.add(uid)
+                return True
+        return False
 
     def flag_values(self, view: ClusterView) -> dict[str, float]:
         """Flag values as the running flagd serves them (none when flagd is down: code defaults)."""
@@ -262,6 +332,7 @@ class BehaviourModel:
         result = Propagation(view, fx, self.lags, self.leaks).run(now)
         self.lags, self.loads, self.last = result.lags, result.load, result
         self._update_leaks(view, now)
+        self._derived_gen += 1
         self.ignored.extend(x for x in fx.ignored if x not in self.ignored)
         self.twin.health.append(result.health)
         if any(st.growth or st.lag > 0 for st in result.lags.values()) or any(
@@ -294,40 +365,53 @@ class BehaviourModel:
     def service_for_pod(self, pod: Obj) -> str | None:
         """The app service a pod belongs to: its owner's Deployment (ReplicaSet ``<deploy>-<hash>``,
         StatefulSet) when that workload's selector matches, else a selector scan."""
+        return self._service_lookup(pod)[0]
+
+    def _service_lookup(self, pod: Obj) -> tuple[str | None, tuple[str, ...] | None]:
+        """The pod's service and the workload names read to find it (None: every workload was scanned)."""
         meta = pod.get("metadata", {})
         if meta.get("namespace") != self.app.namespace:
-            return None
+            return None, ()
         labels = meta.get("labels") or {}
-        from .cluster import DEPLOYMENTS, STATEFULSETS
-
         candidates = []
         for ref in meta.get("ownerReferences") or []:
             name = str(ref.get("name", ""))
             candidates.append(name.rsplit("-", 1)[0] if ref.get("kind") == "ReplicaSet" else name)
         by_workload = self._by_workload
+        read: list[str] = []
         for w in candidates:
             if w in by_workload:
+                read.append(w)
                 for gr in (DEPLOYMENTS, STATEFULSETS):
                     obj = self.twin.store.get(gr, self.app.namespace, w)
                     if obj is not None:
                         sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
                         if matches(sel, labels):
-                            return by_workload[w]
+                            return by_workload[w], tuple(read)
         for w, name in by_workload.items():
             for gr in (DEPLOYMENTS, STATEFULSETS):
                 obj = self.twin.store.get(gr, self.app.namespace, w)
                 if obj is not None:
                     sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
                     if matches(sel, labels):
-                        return name
-        return None
+                        return name, None
+        return None, None
 
     def verdict(
         self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
     ) -> ContainerVerdict:
+        return self.traced_verdict(pod, container, init=init, node=node, now=now)[0]
+
+    def traced_verdict(
+        self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float
+    ) -> tuple[ContainerVerdict, VerdictReads]:
+        """The verdict, and what it read (see :class:`~itbench_agents.twin.runtime.VerdictReads`)."""
         view, fx = self._view_and_effects(now)
-        service = self.service_for_pod(pod)
+        service, workloads_read = self._service_lookup(pod)
         spec = self.app.behaviour.services.get(service) if service else None
+        # init containers may wait on other pods (``until nc ...``), a process that exits when a
+        # dependency is down reads its dependencies' endpoints: both depend on more than names
+        always = init or workloads_read is None
         inp = VerdictInputs(
             view=view,
             service=service,
@@ -345,16 +429,96 @@ class BehaviourModel:
             if fx.leak_per_request.get(service) and not base.leak_bytes_per_s_per_pod:
                 rate = sum(self._op_rate(service, o) for o in spec.operations)
                 inp.load.leak_bytes_per_s_per_pod = fx.leak_per_request[service] * max(rate, 0.1)
+                always = True  # the leak follows the request rate of the moment
+            if container.get("name") == (spec.container or service) and any(
+                dep.fatal is not None for dep in spec.dependencies.values()
+            ):
+                always = True
         key = (pod.get("metadata", {}).get("uid", ""), container.get("name", ""))
         started_env = None
         if is_running(pod, container.get("name", ""), init):
             started_env = self.env_snaps.get(key)
             inp.leaked_now = self._leaked(pod, container, now)
-        elif not init:
-            res = resolve_env(container, self.app.namespace, self.twin.store, pod)
-            if not res.errors:
-                self.env_snaps[key] = res.env  # a (re)started process reads its env now
-        return decide(inp, pod, container, init=init, node=node, now=now, started_env=started_env)
+            always = always or inp.leaked_now is not None  # leaked bytes grow with time
+        else:
+            always = True  # not started yet: its start time is "now"
+            if not init:
+                res = resolve_env(container, self.app.namespace, self.twin.store, pod)
+                if not res.errors:
+                    self.env_snaps[key] = res.env  # a (re)started process reads its env now
+        v = decide(inp, pod, container, init=init, node=node, now=now, started_env=started_env)
+        reads = VerdictReads(
+            objects=self._objects_read(pod, container, workloads_read or ()),
+            derived=self._derived_state(service, key, view, fx),
+            always=always,
+        )
+        return v, reads
+
+    def _objects_read(
+        self, pod: Obj, container: Obj, workloads: tuple[str, ...]
+    ) -> frozenset[tuple[Any, str, str]]:
+        """API objects a verdict reads by name: the pod, its node, the owning workload, and every
+        ConfigMap / Secret its env or volumes name (read in the app namespace)."""
+        from .cluster import DEPLOYMENTS, NODES, SECRETS, STATEFULSETS
+
+        meta = pod.get("metadata", {})
+        ns = self.app.namespace
+        out: set[tuple[Any, str, str]] = {
+            (PODS, str(meta.get("namespace", "")), str(meta.get("name", ""))),
+            (NODES, "", str(pod.get("spec", {}).get("nodeName") or "")),
+        }
+        for w in workloads:
+            out.add((DEPLOYMENTS, ns, w))
+            out.add((STATEFULSETS, ns, w))
+        for src in container.get("envFrom") or []:
+            for kind, gr in (("configMapRef", CONFIGMAPS), ("secretRef", SECRETS)):
+                if src.get(kind):
+                    out.add((gr, ns, str(src[kind].get("name", ""))))
+        for e in container.get("env") or []:
+            vf = e.get("valueFrom") or {}
+            for kind, gr in (("configMapKeyRef", CONFIGMAPS), ("secretKeyRef", SECRETS)):
+                if vf.get(kind):
+                    out.add((gr, ns, str(vf[kind].get("name", ""))))
+        for vol in pod.get("spec", {}).get("volumes") or []:
+            if vol.get("configMap"):
+                out.add((CONFIGMAPS, ns, str(vol["configMap"].get("name", ""))))
+            if vol.get("secret"):
+                out.add((SECRETS, ns, str(vol["secret"].get("secretName", ""))))
+        return frozenset(out)
+
+    def _derived_state(
+        self, service: str | None, key: tuple[str, str], view: ClusterView, fx: Effects
+    ) -> tuple[Any, ...]:
+        """The model's own state a verdict reads: the service's load and flag / chaos effects,
+        whether a leak is tracked for the container, and which chaos experiments are active."""
+        chaos = tuple(ch.uid for ch in view.chaos)
+        if service is None:
+            return (None, key, key in self.leaks, chaos)
+        return (
+            service,
+            key,
+            self.loads.get(service),
+            fx.memory.get(service),
+            fx.leak_per_request.get(service),
+            fx.not_serving.get(service),
+            key in self.leaks,
+            chaos,
+        )
+
+    def derived_generation(self, now: float) -> int:
+        view, _ = self._view_and_effects(now)
+        if view.chaos:
+            self._derived_gen += 1  # active chaos: every verdict is asked again
+        return self._derived_gen
+
+    def still_current(self, reads: VerdictReads, now: float) -> bool:
+        derived = reads.derived
+        if not isinstance(derived, tuple) or len(derived) < 4:
+            return False
+        view, fx = self._view_and_effects(now)
+        if view.chaos:
+            return False  # chaos picks pods by live selection and time window: always ask again
+        return derived == self._derived_state(derived[0], derived[1], view, fx)
 
     def _op_rate(self, service: str, op: str) -> float:
         last = self.twin.health.at(self.twin.scheduler.now())

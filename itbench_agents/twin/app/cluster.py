@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..faults.chaos import CHAOS_GRS, ActiveChaos, active_experiments
@@ -210,14 +211,6 @@ class ClusterView:
         self.now = now
         self._env_snap = env_snapshots or {}
         self.services = app.behaviour.services
-        self.k8s_services = {s["metadata"]["name"]: s for s in store.list(SERVICES, self.ns)}
-        self.netpols = store.list(NETPOLS, self.ns)
-        self.nodes = {n["metadata"]["name"]: n for n in store.list(NODES)}
-        self.pods = [p for p in store.list(PODS, self.ns)]
-        self.workloads: dict[str, Obj] = {}
-        for gr in (DEPLOYMENTS, STATEFULSETS):
-            for w in store.list(gr, self.ns):
-                self.workloads.setdefault(w["metadata"]["name"], w)
         chaos_objs: list[tuple[str, Obj]] = []
         for kind, gr in CHAOS_GRS.items():
             chaos_objs.extend((kind, o) for o in store.list(gr))
@@ -227,6 +220,32 @@ class ClusterView:
         self._serving: dict[str, list[Instance]] = {}
         self._label_index: dict[tuple[str, str], set[int]] | None = None
         self._select_cache: dict[frozenset[tuple[str, str]], list[Obj]] = {}
+
+    # the store does not change while a view is in use (views are keyed by resourceVersion), so
+    # these lists are read on first use: a verdict that needs none of them costs no listing
+    @cached_property
+    def k8s_services(self) -> dict[str, Obj]:
+        return {s["metadata"]["name"]: s for s in self.store.list(SERVICES, self.ns)}
+
+    @cached_property
+    def netpols(self) -> list[Obj]:
+        return self.store.list(NETPOLS, self.ns)
+
+    @cached_property
+    def nodes(self) -> dict[str, Obj]:
+        return {n["metadata"]["name"]: n for n in self.store.list(NODES)}
+
+    @cached_property
+    def pods(self) -> list[Obj]:
+        return self.store.list(PODS, self.ns)
+
+    @cached_property
+    def workloads(self) -> dict[str, Obj]:
+        out: dict[str, Obj] = {}
+        for gr in (DEPLOYMENTS, STATEFULSETS):
+            for w in self.store.list(gr, self.ns):
+                out.setdefault(w["metadata"]["name"], w)
+        return out
 
     def select(self, selector: dict[str, str] | None) -> list[Obj]:
         """Pods of the app namespace matching an equality selector (empty selector: none), in name order."""

@@ -3,7 +3,10 @@ CrashLoopBackOff, probes and the pod status they produce.
 
 The *mechanics* live here; what happens to each container is the runtime's verdict
 (``twin.runtime.verdict``), asked when a container is about to start and again whenever the
-cluster changes (a changed verdict for a running container applies from that moment).
+cluster changes (a changed verdict for a running container applies from that moment). With a
+:class:`~itbench_agents.twin.runtime.TracedRuntime` it is asked again only for containers whose
+recorded inputs changed; ``ITBENCH_TWIN_VERIFY_VERDICTS=1`` asks for the others too and raises
+:class:`StaleCacheError` if any answer differs (the test suite runs with it on).
 
 Timings follow the real kubelet: the first restart after a crash is immediate (after the 1 s
 PLEG relist), later ones wait for the back-off that started at the previous restart
@@ -14,16 +17,19 @@ container instance is kept in :meth:`Kubelet.container_history` for logs and tel
 from __future__ import annotations
 
 import contextlib
+import heapq
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, GroupResource, rfc3339
-from ..runtime import ContainerVerdict
+from ..runtime import VERIFY_ENV, ContainerVerdict, StaleCacheError, TracedRuntime, VerdictReads
 from .admission import qos_class
 from .base import Controller
 from .events import record_event
 from .kinds import CONTROLLERREVISIONS, EVENTS, LEASES, NODES, PODS, RESOURCEQUOTAS
+from .verdict_watch import Slot, Token, VerdictWatch
 from .workload import fnv32a
 
 Obj = dict[str, Any]
@@ -70,16 +76,36 @@ class ContainerState:
     last_terminated: Obj | None = None
     terminated: Obj | None = None
     verdict: ContainerVerdict | None = None
+    reads: VerdictReads | None = None
+    """What ``verdict`` was computed from, when a refresh computed it (None: ask at the next refresh)."""
+    reads_state: tuple[str, str, int] | None = None
     backoff: float = 0.0
     backoff_at: float | None = None
     pull_backoff: float = 0.0
     pull_backoff_at: float | None = None
     ever_started: bool = False
     done: bool = False  # terminated and will not restart
+    index: int = -1
+    """Position among the pod's init + main containers."""
+    on_lifecycle: Any = field(default=None, repr=False, compare=False)
+    """Called with this state when ``state`` or ``reason`` changes (the kubelet's verdict watch)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        hook = self.__dict__.get("on_lifecycle")
+        if hook is not None and name in ("state", "reason") and self.__dict__.get(name) != value:
+            object.__setattr__(self, name, value)
+            hook(self)
+            return
+        object.__setattr__(self, name, value)
 
     @property
     def image(self) -> str:
         return str(self.spec.get("image", ""))
+
+    @property
+    def lifecycle(self) -> tuple[str, str, int]:
+        """Where the container is in its life (a verdict is only reused within the same one)."""
+        return (self.state, self.reason, len(self.runs))
 
     @property
     def restart_count(self) -> int:
@@ -102,6 +128,8 @@ class PodState:
     init_failed: bool = False
     conds: dict[str, tuple[str, str, str | None, str | None]] = field(default_factory=dict)
     gone: bool = False
+    seq: int = 0
+    """Admission order (the order in which verdicts are refreshed)."""
 
     def all(self) -> list[ContainerState]:
         return self.init + self.main
@@ -139,6 +167,15 @@ class Kubelet(Controller):
         self._images: dict[str, set[str]] = {}
         self._ip_next: dict[str, int] = {}
         self._seen: dict[tuple[GroupResource, str, str], tuple[Any, ...]] = {}
+        self._touched: set[tuple[GroupResource, str, str]] = set()
+        """Objects changed since the last verdict refresh began."""
+        self._verify = os.environ.get(VERIFY_ENV, "") == "1"
+        self._traced_runtime: tuple[Any, TracedRuntime | None] | None = None
+        self._watch = VerdictWatch()
+        self._slots: dict[Slot, tuple[PodState, ContainerState]] = {}
+        self._seq = 0
+        self._derived_seen: int | None = None
+        self._pass: _Pass | None = None
 
     # ------------------------------------------------------------------ public queries
     def container_history(
@@ -156,6 +193,12 @@ class Kubelet(Controller):
     def on_change(self, ev: ChangeEvent) -> None:
         if ev.gr in (EVENTS, LEASES):
             return
+        meta = ev.obj.get("metadata", {})
+        token = (ev.gr, str(meta.get("namespace", "")), str(meta.get("name", "")))
+        self._touched.add(token)
+        if self._pass is not None:
+            for slot in self._watch.readers(token):
+                self._pass.push(self._order(slot), slot)
         if ev.gr == PODS:
             meta = ev.obj["metadata"]
             key = (meta.get("namespace", ""), meta["name"])
@@ -259,6 +302,11 @@ class Kubelet(Controller):
                     c["name"], False, c, reason="PodInitializing" if ps.init else "ContainerCreating"
                 )
             )
+        ps.seq, self._seq = self._seq, self._seq + 1
+        for i, cs in enumerate(ps.all()):
+            cs.index = i
+            self._slots[(ps.uid, i)] = (ps, cs)
+            cs.on_lifecycle = lambda c, ps=ps: self._lifecycle_changed(ps, c)
         self.pods[(ps.namespace, ps.name)] = ps
         self._uids[(ps.namespace, ps.name)] = ps.uid
         self._publish(ps)
@@ -319,11 +367,28 @@ class Kubelet(Controller):
         )
 
     def _verdict(self, ps: PodState, cs: ContainerState) -> ContainerVerdict:
+        self._untraced(ps, cs)
+        return self._traced_verdict(ps, cs)[0]
+
+    def _traced_verdict(
+        self, ps: PodState, cs: ContainerState
+    ) -> tuple[ContainerVerdict, VerdictReads | None]:
         pod = self._pod(ps) or {
             "metadata": {"name": ps.name, "namespace": ps.namespace, "uid": ps.uid},
             "spec": {},
         }
-        return self.twin.runtime.verdict(pod, cs.spec, init=cs.init, node=self._node(ps.node), now=self.now())
+        node = self._node(ps.node)
+        traced = self._tracing()
+        if traced is not None:
+            return traced.traced_verdict(pod, cs.spec, init=cs.init, node=node, now=self.now())
+        return self.twin.runtime.verdict(pod, cs.spec, init=cs.init, node=node, now=self.now()), None
+
+    def _tracing(self) -> TracedRuntime | None:
+        """The runtime, if it reports what its verdicts read (checked once per runtime object)."""
+        runtime = self.twin.runtime
+        if self._traced_runtime is None or self._traced_runtime[0] is not runtime:
+            self._traced_runtime = (runtime, runtime if isinstance(runtime, TracedRuntime) else None)
+        return self._traced_runtime[1]
 
     # ------------------------------------------------------------------ container lifecycle
     def _begin(self, ps: PodState, cs: ContainerState) -> None:
@@ -594,23 +659,104 @@ class Kubelet(Controller):
 
     # ------------------------------------------------------------------ reacting to the cluster
     def _refresh_verdicts(self) -> None:
-        for ps in list(self.pods.values()):
-            if ps.gone:
-                continue
-            for cs in ps.all():
-                if cs.state == "running":
-                    v = self._verdict(ps, cs)
-                    if v != cs.verdict:
-                        cs.verdict = v
-                        self._schedule_running(ps, cs, fresh=False)
-                        if v.hang or not v.ready:
-                            self._publish(ps)
-                elif cs.state == "waiting" and cs.reason == "CreateContainerConfigError":
-                    v = self._verdict(ps, cs)
-                    if not v.config_error:
-                        cs.verdict = v
-                        self._cancel(ps, cs, "step")
-                        self._create(ps, cs)
+        """Ask the runtime again for running containers (and those waiting on their config) whose
+        inputs may have changed, in admission order; apply every changed verdict from now."""
+        touched, self._touched = self._touched, set()  # changes made during this pass count for the next
+        traced = self._tracing()
+        if traced is None:
+            for ps in list(self.pods.values()):
+                for cs in ps.all():
+                    if not ps.gone and self._in_scope(cs):
+                        self._ask_again(ps, cs, None)
+            return
+        now = self.now()
+        gen = traced.derived_generation(now)
+        derived_changed, self._derived_seen = gen != self._derived_seen, gen
+        due = self._watch.due(touched, derived_changed)
+        run = self._pass = _Pass(limit=self._seq)
+        for slot in self._slots if self._verify else due:
+            run.push(self._order(slot), slot)
+        try:
+            while (item := run.pop()) is not None:
+                slot, asked = item, item in due or item in run.pushed
+                entry = self._slots.get(slot)
+                if entry is None or entry[0].gone or entry[0].seq >= run.limit:
+                    continue
+                ps, cs = entry
+                if not self._in_scope(cs):
+                    if asked and cs.reads is None:
+                        self._watch.forget(
+                            slot
+                        )  # asked again once its state changes (see _lifecycle_changed)
+                    continue
+                if not asked or self._unchanged(traced, cs, touched):
+                    if self._verify:
+                        self._check_unchanged(ps, cs)
+                    continue
+                self._ask_again(ps, cs, slot)
+                g = traced.derived_generation(now)
+                if g != self._derived_seen:
+                    self._derived_seen = g
+                    for other in list(self._watch.derived):
+                        run.push(self._order(other), other)
+        finally:
+            self._pass = None
+
+    def _in_scope(self, cs: ContainerState) -> bool:
+        return cs.state == "running" or (cs.state == "waiting" and cs.reason == "CreateContainerConfigError")
+
+    def _ask_again(self, ps: PodState, cs: ContainerState, slot: Slot | None) -> None:
+        v, reads = self._traced_verdict(ps, cs)
+        if cs.state == "running":
+            if v != cs.verdict:
+                cs.verdict = v
+                self._schedule_running(ps, cs, fresh=False)
+                if v.hang or not v.ready:
+                    self._publish(ps)
+        elif not v.config_error:
+            cs.verdict = v
+            self._cancel(ps, cs, "step")
+            self._create(ps, cs)
+            reads = None
+        cs.reads, cs.reads_state = reads, cs.lifecycle
+        if slot is not None and self._slots.get(slot) is not None:
+            self._watch.record(slot, reads)
+
+    def _order(self, slot: Slot) -> tuple[int, int]:
+        entry = self._slots.get(slot)
+        return (entry[0].seq if entry is not None else -1, slot[1])
+
+    def _untraced(self, ps: PodState, cs: ContainerState) -> None:
+        """``cs`` got a verdict outside a refresh (or changed state): ask at the next refresh."""
+        cs.reads = None
+        if ps.gone or (ps.uid, cs.index) not in self._slots:
+            return
+        slot = (ps.uid, cs.index)
+        self._watch.record(slot, None)
+        if self._pass is not None:
+            self._pass.push(self._order(slot), slot)
+
+    def _lifecycle_changed(self, ps: PodState, cs: ContainerState) -> None:
+        if cs.reads is not None or self._in_scope(cs):
+            self._untraced(ps, cs)
+
+    def _unchanged(self, runtime: TracedRuntime, cs: ContainerState, touched: set[Token]) -> bool:
+        """Whether nothing ``cs``'s last verdict read has changed since it was asked."""
+        r = cs.reads
+        if r is None or r.always or cs.reads_state != cs.lifecycle:
+            return False
+        if not r.objects.isdisjoint(touched) or not r.objects.isdisjoint(self._touched):
+            return False
+        return runtime.still_current(r, self.now())
+
+    def _check_unchanged(self, ps: PodState, cs: ContainerState) -> None:
+        v, _ = self._traced_verdict(ps, cs)
+        if cs.state == "running" and v != cs.verdict:
+            raise StaleCacheError(
+                f"{ps.namespace}/{ps.name} container {cs.name}: kept {cs.verdict}, runtime now says {v}"
+            )
+        if cs.state == "waiting" and not v.config_error:
+            raise StaleCacheError(f"{ps.namespace}/{ps.name} container {cs.name}: config error cleared")
 
     def _check_spec(self, pod: Obj) -> None:
         ps = self.pods.get((pod["metadata"].get("namespace", ""), pod["metadata"]["name"]))
@@ -675,6 +821,9 @@ class Kubelet(Controller):
         ps.gone = True
         self.twin.scheduler.cancel(("kubelet", ps.uid, "sandbox"))
         self.pods.pop((ps.namespace, ps.name), None)
+        for cs in ps.all():
+            self._slots.pop((ps.uid, cs.index), None)
+            self._watch.forget((ps.uid, cs.index))
 
     def _event_deleted(self, ps: PodState, obj: Obj, cs: ContainerState) -> None:
         fp = f"spec.initContainers{{{cs.name}}}" if cs.init else f"spec.containers{{{cs.name}}}"
@@ -835,3 +984,35 @@ class Kubelet(Controller):
                 {"metadata": {"name": ps.name, "namespace": ps.namespace}, "status": status},
                 status_only=True,
             )
+
+
+class _Pass:
+    """One refresh pass: containers to look at, in admission order; a container may be added
+    while the pass runs (a change it reads happened) and is then looked at if it comes later."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        """Pods admitted from here on wait for the next pass (they are not in this one's snapshot)."""
+        self._heap: list[tuple[tuple[int, int], Slot]] = []
+        self._queued: set[Slot] = set()
+        self.pushed: set[Slot] = set()
+        """Added after the pass began."""
+        self._at: tuple[int, int] = (-1, -1)
+        self._started = False
+
+    def push(self, order: tuple[int, int], slot: Slot) -> None:
+        if self._started:
+            if order <= self._at:
+                return  # already passed: the next pass looks at it
+            self.pushed.add(slot)
+        if slot not in self._queued:
+            self._queued.add(slot)
+            heapq.heappush(self._heap, (order, slot))
+
+    def pop(self) -> Slot | None:
+        self._started = True
+        if not self._heap:
+            return None
+        self._at, slot = heapq.heappop(self._heap)
+        self._queued.discard(slot)
+        return slot

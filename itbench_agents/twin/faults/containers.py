@@ -11,9 +11,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -52,6 +52,7 @@ def common_images() -> tuple[Image, ...]:
     return tuple(Image.model_validate(i) for i in data.get("images", []))
 
 
+@lru_cache(maxsize=4096)
 def split_image(image: str) -> tuple[str, str]:
     """'valkey/valkey:8' → ('docker.io/valkey/valkey', '8'); digests count as tag '@sha256:...'."""
     ref = image.strip()
@@ -77,13 +78,23 @@ def _normalized_repo(repo: str) -> str:
     return split_image(repo + ":x")[0]
 
 
-def find_image(image: str, catalogue: list[Image]) -> Image | None:
-    repo, tag = split_image(image)
-    for img in catalogue:
-        r = _normalized_repo(img.repo)
-        if r == repo and (tag.startswith("@") or any(fnmatch.fnmatch(tag, t) for t in img.tags)):
-            return img
-    return None
+class ImageCatalogue:
+    """The images a registry holds, indexed by repository (the first match in the given order wins)."""
+
+    def __init__(self, images: Iterable[Image] = ()) -> None:
+        self._by_repo: dict[str, list[Image]] = {}
+        for img in images:
+            self.append(img)
+
+    def append(self, img: Image) -> None:
+        self._by_repo.setdefault(_normalized_repo(img.repo), []).append(img)
+
+    def find(self, image: str) -> Image | None:
+        repo, tag = split_image(image)
+        for img in self._by_repo.get(repo, ()):
+            if tag.startswith("@") or any(fnmatch.fnmatch(tag, t) for t in img.tags):
+                return img
+        return None
 
 
 def pull_error(image: str) -> str:
@@ -122,7 +133,7 @@ class VerdictInputs:
     service: str | None
     spec: Service | None
     load: ServiceLoad | None
-    catalogue: list[Image]
+    catalogue: ImageCatalogue
     flag_not_serving: str | None
     leaked_now: float | None = None
     """Bytes a leak has already added to this running container (None: unknown, assume since start)."""
@@ -151,7 +162,7 @@ def decide(
 
     view = inp.view
     image = str(container.get("image", ""))
-    img = find_image(image, inp.catalogue)
+    img = inp.catalogue.find(image)
     if img is None:
         return ContainerVerdict(pull_error=pull_error(image))
     env = (
