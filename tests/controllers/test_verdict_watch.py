@@ -50,31 +50,26 @@ class LyingRuntime(ScriptedRuntime):
         return self.generation
 
 
-def _start(twin, runtime) -> None:
-    twin.runtime = runtime
+def _run_pod(twin, name: str, container: str) -> None:
     twin.store.create(
         PODS,
         {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": "p", "namespace": "default"},
-            "spec": {"containers": [{"name": "app", "image": "registry.example/app:1.0"}]},
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": container, "image": "registry.example/app:1.0"}]},
         },
     )
     twin.advance(5)
+
+
+def _start(twin, runtime) -> None:
+    twin.runtime = runtime
+    _run_pod(twin, "p", "app")
 
 
 def _touch_other_pod(twin) -> None:
-    twin.store.create(
-        PODS,
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "other", "namespace": "default"},
-            "spec": {"containers": [{"name": "x", "image": "registry.example/app:1.0"}]},
-        },
-    )
-    twin.advance(5)
+    _run_pod(twin, "other", "x")
 
 
 def test_a_runtime_hiding_what_it_read_is_caught_in_verify_mode(twin) -> None:
