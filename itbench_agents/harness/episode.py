@@ -29,6 +29,7 @@ from ..scenario.spec import Scenario
 from .environment import Environment, EnvironmentError_
 from .limits import LimitExceeded, LimitTracker
 from .records import AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
+from .timeline import TwinTimeline
 from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
 
 SELF_LIMITS = ("max_steps", "timeout", "cost_limit")
@@ -152,7 +153,8 @@ def fill_times(
     if diag is not None and diag.correct:
         reported = output.diagnosis_time_s if output is not None else None
         timing.mttd_wall_s = reported if reported is not None else timing.agent_wall_s
-        timing.mttd_twin_s = timing.agent_twin_s
+        diagnosed_twin = timing.diagnosis_twin_s if reported is not None else None
+        timing.mttd_twin_s = diagnosed_twin if diagnosed_twin is not None else timing.agent_twin_s
     if mit is not None and mit.applicable and mit.passed:
         timing.mttr_wall_s = timing.agent_wall_s
         timing.mttr_twin_s = timing.agent_twin_s
@@ -224,12 +226,15 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 task = env.task(spec.limits)
                 tracker = LimitTracker(spec.limits)
                 env_now = env.now
+                timeline = TwinTimeline()
 
                 def sink(event: dict[str, Any]) -> None:
                     typed = to_event(dict(event))
-                    typed.t_wall = time.perf_counter() - t0  # type: ignore[attr-defined]
+                    now_wall = time.perf_counter()
+                    typed.t_wall = now_wall - t0  # type: ignore[attr-defined]
                     with contextlib.suppress(Exception):  # the environment may be gone (timeout)
                         typed.t_twin = env_now()  # type: ignore[attr-defined]
+                        timeline.sample(now_wall, typed.t_twin)  # type: ignore[attr-defined]
                     traj.write(typed)
                     assert tracker is not None
                     tracker.observe(dict(event))
@@ -246,12 +251,14 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 note("task", {"goal": task.goal, "limits": spec.limits.model_dump()})
                 twin0 = env.now()
                 a0 = time.perf_counter()
+                timeline.sample(a0, twin0)
                 th = threading.Thread(target=target, name=f"agent-{spec.episode_id}", daemon=True)
                 th.start()
                 th.join(spec.limits.wall_time_s + min(AGENT_GRACE_S, max(0.5, 0.1 * spec.limits.wall_time_s)))
                 agent_wall = time.perf_counter() - a0
                 timing.agent_wall_s = agent_wall
                 timing.agent_twin_s = env.now() - twin0
+                timeline.sample(a0 + agent_wall, twin0 + timing.agent_twin_s)
                 if th.is_alive():
                     termination, error = "timeout", f"the agent ran longer than {spec.limits.wall_time_s} s"
                 elif isinstance(box.get("error"), LimitExceeded):
@@ -273,6 +280,10 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                         # the agent stopped itself at a limit (its own loop enforces max steps / budget)
                         termination = output.extra["termination"]
                         error = f"the agent stopped at its {termination} limit"
+                if output is not None and output.diagnosis_time_s is not None:
+                    at = timeline.twin_at(a0 + output.diagnosis_time_s)
+                    if at is not None:
+                        timing.diagnosis_twin_s = max(0.0, min(at - twin0, timing.agent_twin_s))
                 if output is None and termination != "submitted":
                     output = _read_output_fallback(work)
                 if output is not None:

@@ -106,6 +106,10 @@ class Timing(BaseModel):
     mttr_twin_s: float = math.inf
     agent_wall_s: float = 0.0
     agent_twin_s: float = 0.0
+    diagnosis_twin_s: float | None = None
+    """Twin seconds from the agent's start to the moment it reported its diagnosis
+    (``AgentOutput.diagnosis_time_s`` read on the episode's wall/twin timeline); MTTD in twin
+    seconds uses it, or ``agent_twin_s`` when the agent reports no moment."""
     alerts_fired_twin_s: float | None = None
     """Twin seconds from injection until every expected alert fired."""
     harness_overhead_s: float = 0.0

@@ -82,6 +82,18 @@ def test_good_agent_scores_full_and_writes_the_run_folder(tmp_path: Path, regist
     assert fault[0].usage.input_tokens == 10 and fault[0].usage.tool_calls == 1
 
 
+def test_twin_mttd_is_taken_when_the_agent_diagnosed(tmp_path: Path, registry: ScenarioRegistry) -> None:
+    run_dir, _ = _run(tmp_path, registry, "itbench_fakes:waiting", [FLAG])
+    (rec,) = read_episodes(run_dir)
+    t = rec.timing
+    assert t.agent_twin_s >= 600  # the agent fast-forwarded 600 s after diagnosing
+    assert t.diagnosis_twin_s is not None and t.diagnosis_twin_s < 60
+    assert t.mttd_twin_s == t.diagnosis_twin_s
+    assert t.mttr_twin_s == t.agent_twin_s  # mitigation is only done when the agent is
+    again = rescore_run(run_dir, registry, write=False)
+    assert again[0].timing.mttd_twin_s == t.mttd_twin_s
+
+
 def test_noop_gets_only_controls_right(tmp_path: Path, registry: ScenarioRegistry) -> None:
     run_dir, _ = _run(tmp_path, registry, "noop", [FLAG, CONTROL])
     by = {r.scenario_id: r for r in read_episodes(run_dir)}

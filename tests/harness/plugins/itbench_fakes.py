@@ -62,7 +62,7 @@ class FakeEnvironment:
         )
 
     def now(self) -> float:
-        return self.t
+        return self.t + float(self._state().get("waited", 0.0))  # an agent's fast-forwards
 
     def settle(self) -> None:
         self.t += 300
@@ -120,6 +120,29 @@ class GoodAgent:
         out = AgentOutput(diagnosis=ground_truth_diagnosis(self.scenario), steps=1)
         write_agent_output(task.workdir, out)
         return out
+
+
+class WaitingAgent(GoodAgent):
+    """Diagnoses at once, then fast-forwards the clock 600 s (as the ``wait`` tool does) and fixes."""
+
+    name = "waiting"
+
+    def run(self, task: Task, events: Any) -> AgentOutput:
+        t0 = time.perf_counter()
+        events({"type": "tool_call", "tool": "kubectl", "args": {"cmd": "get pods"}})
+        diagnosed = time.perf_counter() - t0
+        p = Path(task.workdir) / "state.json"
+        st = json.loads(p.read_text())
+        st["waited"] = 600.0
+        p.write_text(json.dumps(st))
+        events({"type": "tool_call", "tool": "wait", "args": {"seconds": 600}})
+        out = super().run(task, events)
+        out.diagnosis_time_s = diagnosed
+        return out
+
+
+def waiting(config: AgentConfig) -> WaitingAgent:
+    return WaitingAgent()
 
 
 def good(config: AgentConfig) -> GoodAgent:
