@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
 NAMESPACES = GroupResource("", "namespaces")
+NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
 log = logging.getLogger(__name__)
 
 _RELEVANT = {
@@ -51,7 +52,8 @@ _RELEVANT = {
     GroupResource("", "nodes"),
     GroupResource("apps", "deployments"),
     GroupResource("apps", "statefulsets"),
-    GroupResource("networking.k8s.io", "networkpolicies"),
+    NETPOLS,
+    NAMESPACES,  # their labels feed NetworkPolicy namespaceSelectors (only looked at when policies exist)
     *CHAOS_GRS.values(),
 }
 PERIODIC_S = 15.0
@@ -131,6 +133,8 @@ class BehaviourModel:
     # ------------------------------------------------------------------ change tracking
     def _on_change(self, ev: ChangeEvent) -> None:
         if ev.gr not in _RELEVANT:
+            return
+        if ev.gr == NAMESPACES and not self.twin.store.list(NETPOLS, self.app.namespace):
             return
         ns = ev.namespace
         chaos = ev.gr.group == GROUP

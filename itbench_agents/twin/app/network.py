@@ -6,18 +6,27 @@ with which client-side message, and how much latency the network adds.
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..faults.chaos import ActiveChaos, parse_duration, target_selects
+from ..kube.store import GroupResource
+from . import netpol
 from .cluster import PODS as _PODS
 from .cluster import SERVICES as _SERVICES
-from .cluster import ClusterView, Instance, _picked, is_ready, label_selector_matches, matches
+from .cluster import ClusterView, Instance, _picked, is_ready, matches
 from .model import Dependency, Operation
 
 Obj = dict[str, Any]
 CLUSTER_DNS = "10.96.0.10"
+COREDNS = netpol.Endpoint(
+    "kube-system", {"k8s-app": "kube-dns"}, "10.244.0.2", {"dns": 53, "dns-tcp": 53, "metrics": 9153}
+)
+"""Where the cluster's DNS queries land (CoreDNS behind the kube-dns Service), for egress policies."""
+_NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
+_NAMESPACES = GroupResource("", "namespaces")
 
 # client-side error texts per stack: (refused, dns, timeout)
 _MESSAGES = {
@@ -149,6 +158,18 @@ def connect(
                 ("dns_no_such_host", _fmt(stack, 1, host=host, port=port or 0) + f" (resolver: {why})", 1.0)
             ],
         )
+    if caller is not None and view.netpols and not _is_ip(host) and not _dns_allowed(view, caller):
+        return Conn(
+            timeout=1.0,
+            symptoms=[
+                (
+                    "deadline_exceeded",
+                    f"{_fmt(stack, 2)} (dial tcp: lookup {host} on {CLUSTER_DNS}:53: read udp "
+                    f"{caller.ip}:53124->{CLUSTER_DNS}:53: i/o timeout)",
+                    1.0,
+                )
+            ],
+        )
     if port is None or port <= 0:
         return Conn(
             refused=1.0,
@@ -232,7 +253,7 @@ def connect(
             conn.refused += ratio
             conn.symptoms.append(("connection_refused", _fmt(stack, 0, ip=ip, host=host, port=bport), ratio))
     if conn.endpoints and caller is not None:
-        blocked = [i for i in conn.endpoints if not _ingress_allowed(view, caller, i, ports[id(i)])]
+        blocked = [i for i in conn.endpoints if not _policy_allows(view, caller, i, ports[id(i)])]
         if blocked:
             ratio = len(blocked) / total
             conn.timeout += ratio
@@ -241,6 +262,14 @@ def connect(
     if dep.auth is not None and conn.reach > 0:
         _auth(dep, env, conn)
     return conn
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _service_name(host: str, ns: str) -> tuple[str, str]:
@@ -266,41 +295,49 @@ def _target_port(pod: Obj, target: Any) -> int | None:
     return None
 
 
-def _ingress_allowed(view: ClusterView, caller: Instance, callee: Instance, port: int) -> bool:
-    """NetworkPolicy ingress semantics. One deliberate difference: a rule whose ``ports`` list is
-    present but empty allows nothing (ITBench's "ingress-port-blocking" policy means deny-all; by
-    the letter of the API it would allow everything)."""
-    isolating = []
-    for np in view.netpols:
-        spec = np.get("spec", {})
-        types = spec.get("policyTypes") or ["Ingress"]
-        if "Ingress" not in types:
-            continue
-        if label_selector_matches(spec.get("podSelector"), callee.labels):
-            isolating.append(spec)
-    if not isolating:
-        return True
-    for spec in isolating:
-        for rule in spec.get("ingress") or []:
-            if "ports" in rule and not rule["ports"]:
-                continue
-            ports = rule.get("ports")
-            if ports and not any(
-                p.get("port") in (None, port)
-                or (isinstance(p.get("port"), str) and p["port"] in _port_names(callee))
-                for p in ports
-            ):
-                continue
-            peers = rule.get("from")
-            if not peers:
-                return True
-            for peer in peers:
-                if "ipBlock" in peer:
-                    continue
-                if "podSelector" in peer and not label_selector_matches(peer["podSelector"], caller.labels):
-                    continue
-                return True
-    return False
+def _policy_allows(view: ClusterView, caller: Instance, callee: Instance, port: int) -> bool:
+    """NetworkPolicy (egress at the caller, ingress at the callee) for one TCP connection."""
+    return netpol.allowed(
+        lambda ns: _policies(view, ns),
+        lambda ns: _namespace_labels(view, ns),
+        _endpoint(view, caller),
+        _endpoint(view, callee),
+        port,
+    )
+
+
+def _dns_allowed(view: ClusterView, caller: Instance) -> bool:
+    """Whether the caller's egress policies let its DNS queries (UDP 53) reach CoreDNS."""
+    src = _endpoint(view, caller)
+    return netpol.allowed(
+        lambda ns: _policies(view, ns) if ns == src.namespace else (),  # CoreDNS has no policies here
+        lambda ns: _namespace_labels(view, ns),
+        src,
+        COREDNS,
+        53,
+        "UDP",
+    )
+
+
+def _endpoint(view: ClusterView, inst: Instance) -> netpol.Endpoint:
+    ports = {
+        str(p["name"]): int(p.get("containerPort", 0))
+        for p in inst.container.get("ports") or []
+        if p.get("name")
+    }
+    ns = str(inst.pod["metadata"].get("namespace") or view.ns)
+    return netpol.Endpoint(ns, inst.labels, inst.ip, ports)
+
+
+def _policies(view: ClusterView, ns: str) -> list[Obj]:
+    return view.netpols if ns == view.ns else view.store.list(_NETPOLS, ns)
+
+
+def _namespace_labels(view: ClusterView, ns: str) -> dict[str, str]:
+    obj = view.store.get(_NAMESPACES, "", ns)
+    labels = dict((obj or {}).get("metadata", {}).get("labels") or {})
+    labels.setdefault("kubernetes.io/metadata.name", ns)  # the apiserver always sets it
+    return labels
 
 
 def _port_names(inst: Instance) -> set[str]:
