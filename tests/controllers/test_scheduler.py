@@ -212,7 +212,8 @@ def test_unknown_priority_class_is_forbidden(twin):
 def test_not_ready_node_taints_and_evicts_after_toleration(twin):
     twin.store.create(DEPLOYMENTS, deployment("web", replicas=3))
     twin.advance(5)
-    victim = next(p for p in pods_of(twin, "web") if p["spec"]["nodeName"] == "twin-worker-1")
+    victim = pods_of(twin, "web")[0]
+    sick = victim["spec"]["nodeName"]
 
     def not_ready(o):
         for c in o["status"]["conditions"]:
@@ -223,12 +224,12 @@ def test_not_ready_node_taints_and_evicts_after_toleration(twin):
                     message="Kubelet stopped posting node status.",
                 )
 
-    n = clone(twin.store.get(NODES, "", "twin-worker-1"))
+    n = clone(twin.store.get(NODES, "", sick))
     not_ready(n)
     n["metadata"].pop("resourceVersion")
     twin.store.update(NODES, n, status_only=True)
     twin.advance(5)
-    node = twin.store.get(NODES, "", "twin-worker-1")
+    node = twin.store.get(NODES, "", sick)
     assert any(
         t["key"] == "node.kubernetes.io/not-ready" and t["effect"] == "NoExecute"
         for t in node["spec"]["taints"]
@@ -241,7 +242,7 @@ def test_not_ready_node_taints_and_evicts_after_toleration(twin):
     assert twin.store.get(PODS, "default", victim["metadata"]["name"]) is None
     assert events_for(twin, victim["metadata"]["name"], "TaintManagerEviction")
     # the replacement lands on a ready node
-    assert all(p["spec"].get("nodeName") != "twin-worker-1" for p in pods_of(twin, "web"))
+    assert all(p["spec"].get("nodeName") != sick for p in pods_of(twin, "web"))
     assert len(pods_of(twin, "web")) == 3
 
 

@@ -39,7 +39,7 @@ class LyingRuntime(ScriptedRuntime):
 
     def traced_verdict(self, pod, container, *, init, node, now):
         v = self.verdict(pod, container, init=init, node=node, now=now)
-        if not init:
+        if container["name"] == "app":
             v = ContainerVerdict(ready=self.ready)
         return v, VerdictReads(derived=("generation", self.generation))
 

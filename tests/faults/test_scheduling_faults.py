@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from faultkit import DAEMONSETS, DEPLOYMENTS, HPAS, NODES, PODS, PRIORITY, PVCS, QUOTAS, Cluster
 
+from itbench_agents.twin.runtime import parse_quantity
+
 
 def healed(c: Cluster, seconds: float = 120.0) -> None:
     c.advance(seconds)
@@ -186,6 +188,13 @@ def test_priority_preemption_evicts_the_low_priority_workload(chain: Cluster) ->
     chain.template("c", pin)
     chain.advance(60)
     assert chain.pods("c")[0]["spec"]["nodeName"] == node and not chain.degraded()
+    kept_m = sum(  # CPU requests that preemption cannot free (system-critical pods on the node)
+        int(parse_quantity(c.get("resources", {}).get("requests", {}).get("cpu", "0")) * 1000)
+        for p in chain.twin.store.list(PODS)
+        if p["spec"].get("nodeName") == node and int(p["spec"].get("priority", 0) or 0) > 10000
+        for c in p["spec"]["containers"]
+    )
+    share_m = (8000 - kept_m) // 4
     chain.create(
         DEPLOYMENTS,
         {
@@ -205,7 +214,8 @@ def test_priority_preemption_evicts_the_low_priority_workload(chain: Cluster) ->
                                 "name": "collector",
                                 "image": "busybox:1.37",
                                 "command": ["sleep", "infinity"],
-                                "resources": {"requests": {"cpu": "2"}},
+                                # 4 of these fill the node up to what higher-priority pods (CoreDNS) leave
+                                "resources": {"requests": {"cpu": f"{share_m}m"}},
                             }
                         ],
                     },

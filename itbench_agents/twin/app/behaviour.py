@@ -42,11 +42,13 @@ Obj = dict[str, Any]
 CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
 NAMESPACES = GroupResource("", "namespaces")
 NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
+SERVICES = GroupResource("", "services")
+ENDPOINTS = GroupResource("", "endpoints")
 log = logging.getLogger(__name__)
 
 _RELEVANT = {
     GroupResource("", "pods"),
-    GroupResource("", "services"),
+    SERVICES,
     GroupResource("", "configmaps"),
     GroupResource("", "secrets"),
     GroupResource("", "nodes"),
@@ -132,6 +134,10 @@ class BehaviourModel:
 
     # ------------------------------------------------------------------ change tracking
     def _on_change(self, ev: ChangeEvent) -> None:
+        if ev.gr in (SERVICES, ENDPOINTS) and ev.namespace == "kube-system":
+            if ev.name == "kube-dns":
+                self._schedule()  # the cluster DNS every name lookup depends on
+            return
         if ev.gr not in _RELEVANT:
             return
         if ev.gr == NAMESPACES and not self.twin.store.list(NETPOLS, self.app.namespace):
@@ -439,6 +445,7 @@ class BehaviourModel:
             ):
                 always = True
         key = (pod.get("metadata", {}).get("uid", ""), container.get("name", ""))
+        pod_ns = str(pod.get("metadata", {}).get("namespace") or self.app.namespace)
         started_env = None
         if is_running(pod, container.get("name", ""), init):
             started_env = self.env_snaps.get(key)
@@ -447,7 +454,7 @@ class BehaviourModel:
         else:
             always = True  # not started yet: its start time is "now"
             if not init:
-                res = resolve_env(container, self.app.namespace, self.twin.store, pod)
+                res = resolve_env(container, pod_ns, self.twin.store, pod)
                 if not res.errors:
                     self.env_snaps[key] = res.env  # a (re)started process reads its env now
         v = decide(inp, pod, container, init=init, node=node, now=now, started_env=started_env)
@@ -462,11 +469,12 @@ class BehaviourModel:
         self, pod: Obj, container: Obj, workloads: tuple[str, ...]
     ) -> frozenset[tuple[Any, str, str]]:
         """API objects a verdict reads by name: the pod, its node, the owning workload, and every
-        ConfigMap / Secret its env or volumes name (read in the app namespace)."""
+        ConfigMap / Secret its env or volumes name (read in the pod's namespace)."""
         from .cluster import DEPLOYMENTS, NODES, SECRETS, STATEFULSETS
 
         meta = pod.get("metadata", {})
         ns = self.app.namespace
+        pod_ns = str(meta.get("namespace") or ns)  # where its ConfigMaps and Secrets are read
         out: set[tuple[Any, str, str]] = {
             (PODS, str(meta.get("namespace", "")), str(meta.get("name", ""))),
             (NODES, "", str(pod.get("spec", {}).get("nodeName") or "")),
@@ -477,17 +485,17 @@ class BehaviourModel:
         for src in container.get("envFrom") or []:
             for kind, gr in (("configMapRef", CONFIGMAPS), ("secretRef", SECRETS)):
                 if src.get(kind):
-                    out.add((gr, ns, str(src[kind].get("name", ""))))
+                    out.add((gr, pod_ns, str(src[kind].get("name", ""))))
         for e in container.get("env") or []:
             vf = e.get("valueFrom") or {}
             for kind, gr in (("configMapKeyRef", CONFIGMAPS), ("secretKeyRef", SECRETS)):
                 if vf.get(kind):
-                    out.add((gr, ns, str(vf[kind].get("name", ""))))
+                    out.add((gr, pod_ns, str(vf[kind].get("name", ""))))
         for vol in pod.get("spec", {}).get("volumes") or []:
             if vol.get("configMap"):
-                out.add((CONFIGMAPS, ns, str(vol["configMap"].get("name", ""))))
+                out.add((CONFIGMAPS, pod_ns, str(vol["configMap"].get("name", ""))))
             if vol.get("secret"):
-                out.add((SECRETS, ns, str(vol["secret"].get("secretName", ""))))
+                out.add((SECRETS, pod_ns, str(vol["secret"].get("secretName", ""))))
         return frozenset(out)
 
     def _derived_state(

@@ -220,6 +220,15 @@ class Probe(_Strict):
     timeout_ms: float = Field(10_000, gt=0)
 
 
+class ImagePort(_Strict):
+    """A port the image's process serves without declaring it (e.g. CoreDNS's health endpoints)."""
+
+    port: int = Field(ge=1, le=65535)
+    protocol: Literal["http", "grpc", "tcp", "udp"] = "http"
+    paths: list[str] = ["/"]
+    """HTTP paths that answer 200 (http only)."""
+
+
 class Image(_Strict):
     """An image the (simulated) registry serves. ``repo`` matches exactly; ``tags`` may use '*'."""
 
@@ -236,6 +245,10 @@ class Image(_Strict):
         None, ge=0, description="a buggy build: the process exits this long after start"
     )
     crash_message: str = "panic: runtime error: invalid memory address or nil pointer dereference"
+    listens: list[ImagePort] = Field(
+        [],
+        description="what the process serves (probes of containers that are not an app service check these)",
+    )
 
 
 class Behaviour(_Strict):

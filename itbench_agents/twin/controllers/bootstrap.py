@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .kinds import CONFIGMAPS, NAMESPACES, NODES, SERVICEACCOUNTS, SERVICES, STORAGECLASSES
+from .kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, NODES, SERVICEACCOUNTS, SERVICES, STORAGECLASSES
 
 if TYPE_CHECKING:
     from ..instance import Twin
@@ -189,3 +189,7 @@ def bootstrap_cluster(twin: Twin, nodes: int = 3) -> None:
             store.create(SERVICES, kubernetes_service())
         if store.get(STORAGECLASSES, "", "standard") is None:
             store.create(STORAGECLASSES, standard_storage_class())
+        from .coredns import coredns_objects
+
+        if store.get(DEPLOYMENTS, "kube-system", "coredns") is None:
+            twin.apply(coredns_objects())

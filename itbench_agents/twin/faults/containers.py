@@ -168,7 +168,7 @@ def decide(
     env = (
         EnvResult(started_env)
         if started_env is not None
-        else resolve_env(container, view.ns, view.store, pod)
+        else resolve_env(container, pod_namespace(pod, view), view.store, pod)
     )
     problems = env.errors + _volume_errors(pod, container, view)
     if problems:
@@ -218,7 +218,7 @@ def decide(
     kill = _chaos_kill(inp, pod, container, start)
     if kill is not None:
         return kill
-    return _probe_verdict(inp, pod, container, env.env)
+    return _probe_verdict(inp, pod, container, env.env, img)
 
 
 def _fatal_dependency(
@@ -256,6 +256,11 @@ def _is_service_container(inp: VerdictInputs, container: Obj) -> bool:
     return container.get("name") == (inp.spec.container or inp.service)
 
 
+def pod_namespace(pod: Obj, view: ClusterView) -> str:
+    """Where the pod's ConfigMaps and Secrets live (its own namespace)."""
+    return str(pod.get("metadata", {}).get("namespace") or view.ns)
+
+
 def _volume_errors(pod: Obj, container: Obj, view: ClusterView) -> list[str]:
     from ..app.cluster import CONFIGMAPS, SECRETS
 
@@ -269,7 +274,11 @@ def _volume_errors(pod: Obj, container: Obj, view: ClusterView) -> list[str]:
             ("secret", SECRETS, "secretName", "secret"),
         ):
             src = vol.get(kind)
-            if src and not src.get("optional") and view.store.get(gr, view.ns, src.get(key, "")) is None:
+            if (
+                src
+                and not src.get("optional")
+                and view.store.get(gr, pod_namespace(pod, view), src.get(key, "")) is None
+            ):
                 out.append(
                     f'MountVolume.SetUp failed for volume "{vol["name"]}" : {word} "{src.get(key)}" not found'
                 )
@@ -285,7 +294,7 @@ def mounted_files(pod: Obj, container: Obj, view: ClusterView) -> dict[str, str]
     for vol in pod.get("spec", {}).get("volumes") or []:
         cm = vol.get("configMap")
         if cm and vol.get("name") in mounted:
-            obj = view.store.get(CONFIGMAPS, view.ns, cm.get("name", ""))
+            obj = view.store.get(CONFIGMAPS, pod_namespace(pod, view), cm.get("name", ""))
             for k, v in ((obj or {}).get("data") or {}).items():
                 out[k] = str(v)
     return out
@@ -423,9 +432,12 @@ def _chaos_kill(inp: VerdictInputs, pod: Obj, container: Obj, start: float) -> C
     return None
 
 
-def _probe_verdict(inp: VerdictInputs, pod: Obj, container: Obj, env: dict[str, str]) -> ContainerVerdict:
+def _probe_verdict(
+    inp: VerdictInputs, pod: Obj, container: Obj, env: dict[str, str], img: Image | None = None
+) -> ContainerVerdict:
     ip = pod.get("status", {}).get("podIP") or "10.244.0.1"
     spec = inp.spec if (inp.spec is not None and _is_service_container(inp, container)) else None
+    protocols: dict[int, str]
     if spec is not None:
         ports = {int(env[x.env]) if x.env and env.get(x.env, "").isdigit() else x.port for x in spec.listens}
         protocols = {
@@ -433,6 +445,10 @@ def _probe_verdict(inp: VerdictInputs, pod: Obj, container: Obj, env: dict[str, 
             for x in spec.listens
         }
         paths = set(spec.health_paths)
+    elif img is not None and img.listens:
+        ports = {x.port for x in img.listens}
+        protocols = {x.port: x.protocol for x in img.listens}
+        paths = {p for x in img.listens if x.protocol == "http" for p in x.paths}
     else:
         ports = {int(p.get("containerPort", 0)) for p in container.get("ports") or []}
         protocols = {p: "http" for p in ports}
