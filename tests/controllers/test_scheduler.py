@@ -239,11 +239,22 @@ def test_not_ready_node_taints_and_evicts_after_toleration(twin):
     twin.advance(290)
     assert twin.store.get(PODS, "default", victim["metadata"]["name"]) is not None  # tolerated for 300 s
     twin.advance(10)
-    assert twin.store.get(PODS, "default", victim["metadata"]["name"]) is None
     assert events_for(twin, victim["metadata"]["name"], "TaintManagerEviction")
+    # evicted = marked for deletion; the unreachable kubelet cannot confirm, so it stays Terminating
+    gone = twin.store.get(PODS, "default", victim["metadata"]["name"])
+    assert gone is not None and gone["metadata"].get("deletionTimestamp")
     # the replacement lands on a ready node
-    assert all(p["spec"].get("nodeName") != sick for p in pods_of(twin, "web"))
-    assert len(pods_of(twin, "web")) == 3
+    live = [p for p in pods_of(twin, "web") if not p["metadata"].get("deletionTimestamp")]
+    assert len(live) == 3 and all(p["spec"].get("nodeName") != sick for p in live)
+    # the node comes back: its kubelet stops the pod and it is gone
+    back = clone(twin.store.get(NODES, "", sick))
+    for c in back["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c.update(status="True", reason="KubeletReady", message="kubelet is posting ready status")
+    back["metadata"].pop("resourceVersion")
+    twin.store.update(NODES, back, status_only=True)
+    twin.advance(5)
+    assert twin.store.get(PODS, "default", victim["metadata"]["name"]) is None
 
 
 def test_mixed_preemption_reasons_sorted_like_the_scheduler(twin):

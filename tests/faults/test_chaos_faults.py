@@ -237,6 +237,23 @@ def test_pod_kill_deletes_and_the_replicaset_recreates(chain: Cluster) -> None:
     assert not chain.degraded()
 
 
+def test_pod_kill_is_immediate_by_default_and_graceful_with_a_grace_period(chain: Cluster) -> None:
+    (first,) = [p["metadata"]["name"] for p in chain.pods("b")]
+    inject(chain, chaos("PodChaos", "kill-now", {"action": "pod-kill", "mode": "one", "selector": sel("b")}))
+    chain.advance(0.5)
+    assert first not in {p["metadata"]["name"] for p in chain.pods("b")}  # gracePeriod 0: gone at once
+    chain.advance(30)
+    (second,) = [p["metadata"]["name"] for p in chain.pods("b")]
+    spec = {"action": "pod-kill", "mode": "one", "gracePeriod": 30, "selector": sel("b")}
+    inject(chain, chaos("PodChaos", "kill-gently", spec))
+    chain.advance(0.5)
+    pod = chain.get(PODS, second)
+    assert pod is not None and pod["metadata"]["deletionGracePeriodSeconds"] == 30  # Terminating
+    chain.advance(30)
+    assert chain.get(PODS, second) is None and len(chain.pods("b")) == 1
+    assert not chain.degraded()
+
+
 def test_pod_failure_stops_serving_for_its_duration(chain: Cluster) -> None:
     inject(
         chain,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from kube_helpers import DEPLOYMENT, Cluster, needs_kubectl
@@ -156,7 +158,19 @@ def test_drain_evicts_and_cordons(cluster: Cluster) -> None:
     _deploy(cluster)
     pods = cluster.kjson("get", "pods")["items"]
     node = pods[0]["spec"]["nodeName"]
-    out = cluster.kubectl("drain", node, "--ignore-daemonsets", "--timeout=20s", timeout=40).stdout
+    # drain waits until the evicted pods are gone (Terminating until their kubelet stops them):
+    # the manual clock moves on while it waits
+    result: dict[str, str] = {}
+    drain = threading.Thread(
+        target=lambda: result.update(
+            out=cluster.kubectl("drain", node, "--ignore-daemonsets", "--timeout=20s", timeout=40).stdout
+        )
+    )
+    drain.start()
+    while drain.is_alive():
+        time.sleep(0.2)
+        cluster.advance(0.5)
+    out = result["out"]
     assert f"node/{node} cordoned" in out and "evicted" in out and f"node/{node} drained" in out
     assert "SchedulingDisabled" in cluster.kubectl("get", "node", node).stdout
     cluster.advance(30)

@@ -28,6 +28,7 @@ from ..faults.containers import (
 from ..faults.effects import Effects, chaos_effects, flag_effects
 from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
 from ..faults.schedule import SCHEDULES, ScheduleRunner
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, GroupResource, clone
 from ..runtime import VERIFY_ENV, ContainerVerdict, ResourceUsage, StaleCacheError, VerdictReads
 from .cluster import CONFIGMAPS, DEPLOYMENTS, PODS, STATEFULSETS, ClusterView, matches, resolve_env
@@ -239,8 +240,8 @@ class BehaviourModel:
             for p in self.twin.store.list(PODS)
             if selects(ch, p) and not p["metadata"].get("deletionTimestamp")
         ]
-        for p in pick(ch, pods):
-            self.twin.store.delete(PODS, p["metadata"]["namespace"], p["metadata"]["name"])
+        for p in pick(ch, pods):  # Chaos Mesh's gracePeriod (default 0: killed at once)
+            delete_pod(self.twin.store, p, int(spec.get("gracePeriod") or 0))
 
     # ------------------------------------------------------------------ health
     def _view_and_effects(self, now: float) -> tuple[ClusterView, Effects]:

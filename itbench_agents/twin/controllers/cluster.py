@@ -10,6 +10,7 @@ import functools
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, GroupResource, clone
 from .admission import namespace_usage
 from .base import Controller, update_object, update_status
@@ -147,7 +148,7 @@ class NodeLifecycleController(Controller):
             component="taint-eviction-controller",
         )
         with contextlib.suppress(ApiError):
-            self.store.delete(PODS, ns, name)
+            delete_pod(self.store, pod)  # Terminating: the node's kubelet cannot confirm while it is away
 
 
 def _ts(c: Controller) -> str:

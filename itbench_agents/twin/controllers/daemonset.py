@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent
 from .base import Controller, update_status
 from .events import record_event
@@ -147,7 +148,7 @@ class DaemonSetController(Controller):
 
     def _delete(self, ds: Obj, pod: Obj) -> None:
         try:
-            self.store.delete(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
+            delete_pod(self.store, pod)
         except ApiError:
             return
         record_event(

@@ -20,7 +20,8 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_object, update_status
 from .events import record_event
-from .kinds import DEPLOYMENTS, REPLICASETS
+from .index import controller_uid, is_terminal
+from .kinds import DEPLOYMENTS, PODS, REPLICASETS
 from .workload import template_hash
 
 Obj = dict[str, Any]
@@ -96,6 +97,12 @@ class DeploymentController(Controller):
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == REPLICASETS:
             self.enqueue_owner(ev.obj, DEPLOYMENTS)
+        elif ev.gr == PODS and ev.type == "DELETED":
+            # a Recreate rollout waits for the old pods to be gone, not just Terminating
+            ref = self.index.by_uid.get(controller_uid(ev.obj) or "")
+            rs = self.store.get(*ref) if ref is not None and ref[0] == REPLICASETS else None
+            if rs is not None:
+                self.enqueue_owner(rs, DEPLOYMENTS)
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: tuple[str, str]) -> None:
@@ -348,9 +355,11 @@ class DeploymentController(Controller):
         for rs in old_rs:
             if _replicas(rs) > 0:
                 self._scale(d, rs, 0)
-        # wait until old pods are gone
+        # wait until old pods are gone (Terminating ones still run: deployment_controller's oldPodsRunning)
         for rs in old_rs:
             if _status_int(self._refresh(rs), "replicas") > 0:
+                return
+            if any(not is_terminal(p) for p in self.index.owned(rs["metadata"]["uid"], PODS)):
                 return
         if _replicas(new_rs) != replicas:
             self._scale(d, new_rs, replicas)

@@ -15,6 +15,7 @@ import contextlib
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, GroupResource, clone
 from .base import Controller
 from .kinds import NAMESPACES, PODS
@@ -175,14 +176,12 @@ class GarbageCollector(Controller):
                 self.store.update(PODS, new)
                 if self.store.get(PODS, ns, name) is None:
                     return 0
-            if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-                self.store.delete(PODS, ns, name)
-            elif not meta.get("deletionTimestamp"):
-                grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
-                if grace > 0:
-                    self.store.mark_deleted(PODS, ns, name, grace)
-                else:
-                    self.store.delete(PODS, ns, name)
+            if (
+                not spec.get("nodeName")
+                or phase in ("Succeeded", "Failed")
+                or not meta.get("deletionTimestamp")
+            ):
+                delete_pod(self.store, self.store.get(PODS, ns, name) or pod)
         except ApiError:
             pass
         return 1 if self.store.get(PODS, ns, name) is not None else 0

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_status
 from .events import record_event
@@ -73,7 +74,7 @@ class JobController(Controller):
             if failed_pods + restarts > backoff_limit:
                 for p in active:
                     with contextlib.suppress(ApiError):
-                        self.store.delete(PODS, ns, p["metadata"]["name"])
+                        delete_pod(self.store, p)
                 active = []
                 conds = conds + [
                     _cond(

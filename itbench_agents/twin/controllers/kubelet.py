@@ -253,6 +253,9 @@ class Kubelet(Controller):
         if key == "nodes":
             for ps in list(self.pods.values()):
                 self._publish(ps)
+                pod = self._pod(ps)
+                if pod is not None and pod["metadata"].get("deletionTimestamp") and not ps.gone:
+                    self.enqueue(("delete", ps.namespace, ps.name))  # its node may be back
             return
         op, ns, name = key
         pod = self.store.get(PODS, ns, name)
@@ -266,6 +269,8 @@ class Kubelet(Controller):
             if state is None:
                 # deleted before this kubelet started anything: nothing to stop
                 self._finalize_delete(ns, name, pod["metadata"].get("uid", ""))
+            elif not state.gone and not self._node_ready(state.node):
+                pass  # an unreachable kubelet cannot stop it: Terminating until its node is back
             elif not state.gone:
                 self._kill_all(state, pod)
                 grace = pod["metadata"].get("deletionGracePeriodSeconds")
@@ -283,6 +288,13 @@ class Kubelet(Controller):
     # ------------------------------------------------------------------ pod start
     def _node(self, name: str) -> Obj | None:
         return self.store.get(NODES, "", name)
+
+    def _node_ready(self, name: str) -> bool:
+        node = self._node(name)
+        return node is not None and any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in node.get("status", {}).get("conditions") or []
+        )
 
     def _admit_pod(self, pod: Obj) -> None:
         meta = pod["metadata"]
@@ -914,11 +926,7 @@ class Kubelet(Controller):
         if pod is None:
             return
         policy = str(pod.get("spec", {}).get("restartPolicy", "Always"))
-        node = self._node(ps.node)
-        node_ok = node is not None and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in node.get("status", {}).get("conditions") or []
-        )
+        node_ok = self._node_ready(ps.node)
         phase = self._phase(ps, policy)
         conds = []
         conds.append(

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone, rfc3339
 from .base import Controller
 from .events import record_event
@@ -446,7 +447,7 @@ class PodScheduler(Controller):
                 component=self.name,
             )
             with contextlib.suppress(ApiError):
-                self.store.delete(PODS, v["metadata"].get("namespace", ""), v["metadata"]["name"])
+                delete_pod(self.store, v)
         self._nominated[pod["metadata"]["uid"]] = (
             node_name,
             pod["metadata"].get("namespace", ""),

@@ -11,6 +11,7 @@ import functools
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_status
 from .events import record_event
@@ -69,7 +70,7 @@ class ReplicaSetController(Controller):
         elif diff < 0:
             for pod in sorted(pods, key=deletion_rank)[:-diff]:
                 try:
-                    self.store.delete(PODS, ns, pod["metadata"]["name"])
+                    delete_pod(self.store, pod)
                 except ApiError:
                     continue
                 record_event(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kube.errors import ApiError
+from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone
 from .admission import admit
 from .base import Controller, update_status
@@ -214,7 +215,7 @@ class StatefulSetController(Controller):
 
     def _delete(self, sts: Obj, pod: Obj) -> None:
         try:
-            self.store.delete(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
+            delete_pod(self.store, pod)
         except ApiError:
             return
         record_event(

@@ -35,6 +35,7 @@ from .patch import (
     strategic_merge,
     unsupported_media,
 )
+from .pod_deletion import delete_pod
 from .resources import ResourceInfo, ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
 from .store import ChangeEvent, GroupResource, Obj, clone, rfc3339
@@ -81,23 +82,6 @@ def _status_ok(details: Obj | None = None) -> Obj:
 
 
 UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
-
-
-def pod_grace_period(pod: Obj, opts: Obj) -> int:
-    """The grace period a pod DELETE gets, as the API server's pod strategy decides it: the
-    request's ``gracePeriodSeconds``, else ``spec.terminationGracePeriodSeconds`` (default 30);
-    0 for a pod no kubelet runs (unscheduled) or one already finished; a negative value means 1."""
-    spec, phase = pod.get("spec") or {}, (pod.get("status") or {}).get("phase")
-    raw = opts.get("gracePeriodSeconds")
-    if raw is None:
-        raw = spec.get("terminationGracePeriodSeconds", 30)
-    try:
-        grace = int(raw)
-    except (TypeError, ValueError):
-        raise bad_request(f'gracePeriodSeconds: Invalid value: "{raw}": must be an integer') from None
-    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-        return 0
-    return 1 if grace < 0 else grace
 
 
 def _flag(req: Request, name: str) -> bool:
@@ -807,10 +791,7 @@ class KubeApi:
                 NAMESPACES, "", name, 0, status={"phase": "Terminating"}
             )
         if t.info.gr == PODS:
-            grace = pod_grace_period(obj, opts)
-            if grace > 0:
-                # the kubelet stops the containers (Killing), then deletes the pod for good
-                return self.store.mark_deleted(PODS, ns, name, grace)  # type: ignore[no-any-return]
+            return delete_pod(self.store, obj, opts.get("gracePeriodSeconds"))
         return self.store.delete(t.info.gr, ns, name)  # type: ignore[no-any-return]
 
     def _orphan_dependents(self, uid: str, namespace: str) -> None:
@@ -1039,7 +1020,7 @@ class KubeApi:
         opts = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
         self._check_pdbs(pod)
         if not self._dry_run(req) and not (opts.get("dryRun")):
-            self.store.delete(PODS, ns, t.name)
+            delete_pod(self.store, pod, opts.get("gracePeriodSeconds"))  # graceful, like a DELETE
         return Response.json(_status_ok(), 201)
 
     def _check_pdbs(self, pod: Obj) -> None:
