@@ -208,6 +208,30 @@ def main() -> None:
         for (n1, s1, _, m1, _), (n2, s2, _, m2, _) in zip(rows, rows[1:], strict=False):
             print(f"  services x2 ({n1}->{n2}): start x{s2 / s1:.2f}, telemetry minute x{m2 / m1:.2f}")
 
+        # the same starts with CPython's cyclic garbage collector paused: what is left is the
+        # twin's own work (the collector's passes grow with the live heap)
+        print("\nstart with the cyclic GC paused during each start (the twin's own work):")
+        paused = []
+        for n in (15, 30, 60, 120):
+            folder = Path(tmp) / f"tree{n}"
+            t, paused_twin = median_time(
+                lambda folder=folder, n=n: _without_gc(lambda: start(folder, 3600, nodes_for(n))), r
+            )
+            paused_twin.close()
+            del paused_twin
+            paused.append((n, t))
+            print(f"  {n:3d} services: {t:.3f} s ({t / n * 1000:.1f} ms/service)")
+        for (n1, t1), (n2, t2) in zip(paused, paused[1:], strict=False):
+            print(f"  services x2 ({n1}->{n2}): start x{t2 / t1:.2f}")
+
+
+def _without_gc(fn: Callable[[], Any]) -> Any:
+    gc.disable()
+    try:
+        return fn()
+    finally:
+        gc.enable()
+
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -152,6 +153,11 @@ class Span:
 class Trace:
     trace_id: str
     spans: list[Span]
+
+    @cached_property
+    def start_us(self) -> int:
+        """When its first span started."""
+        return min(s.start_us for s in self.spans)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,8 @@ class SampledTraceSource:
         self._pods: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
         self._generate = lru_cache(maxsize=1024)(self._generate_uncached)
         self._gen_token: object = None
+        self._reach: dict[tuple[float, str | None, str, str], set[str]] = {}
+        """Services a root's traces reach, per health snapshot (dropped with the generation cache)."""
 
     # ------------------------------------------------------------------ TraceSource
     def services(self) -> list[str]:
@@ -135,7 +137,7 @@ class SampledTraceSource:
             scanned += 1
             if scanned > MAX_SCAN_TRACES:
                 break
-            root_start = min(s.start_us for s in trace.spans)
+            root_start = trace.start_us
             if not start_us <= root_start <= end_us:
                 continue
             if _matches(trace, query):
@@ -161,7 +163,7 @@ class SampledTraceSource:
         if r >= len(roots) or k >= self._per_minute(roots[r], minute, r):
             return None
         trace = self._gen(minute, r, k)
-        if trace is None or min(s.start_us for s in trace.spans) > self.ctx.now() * 1e6:
+        if trace is None or trace.start_us > self.ctx.now() * 1e6:
             return None
         return trace
 
@@ -209,7 +211,7 @@ class SampledTraceSource:
             for r, root in enumerate(roots):
                 if snap is None:
                     continue
-                reach = _reachable(root, snap, self.ctx)
+                reach = self._reachable(root, snap)
                 if service not in reach or (errors_only and not _any_errors(snap, reach)):
                     continue
                 for k in range(self._per_minute(root, minute, r) - 1, -1, -1):
@@ -218,11 +220,25 @@ class SampledTraceSource:
                         yield t
 
     def _gen(self, minute: int, r: int, k: int) -> Trace | None:
+        self._check_token()
+        return self._generate(minute, r, k)
+
+    def _check_token(self) -> None:
         tok = (self.ctx.health_token(), self.ctx.history.token)
         if tok != self._gen_token:
             self._generate.cache_clear()
+            self._reach.clear()
             self._gen_token = tok
-        return self._generate(minute, r, k)
+
+    def _reachable(self, root: Root, snap: AppHealth) -> set[str]:
+        """:func:`_reachable`, computed once per root and health snapshot (a query per service
+        would otherwise walk the call graph once per service)."""
+        self._check_token()
+        key = (snap.since, root.caller, root.service, root.operation)
+        hit = self._reach.get(key)
+        if hit is None:
+            hit = self._reach[key] = _reachable(root, snap, self.ctx)
+        return hit
 
     # ------------------------------------------------------------------ generation
     def _generate_uncached(self, minute: int, r: int, k: int) -> Trace | None:
