@@ -696,10 +696,9 @@ class Kubelet(Controller):
                     continue
                 ps, cs = entry
                 if not self._in_scope(cs):
+                    # not running: dropped until its state changes again (see _lifecycle_changed)
                     if asked and cs.reads is None:
-                        self._watch.forget(
-                            slot
-                        )  # asked again once its state changes (see _lifecycle_changed)
+                        self._watch.forget(slot)
                     continue
                 if not asked or self._unchanged(traced, cs, touched):
                     if self._verify:
