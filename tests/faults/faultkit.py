@@ -179,3 +179,10 @@ class Cluster:
 
     def advance(self, seconds: float) -> None:
         self.twin.advance(seconds)
+
+
+def healed(c: Cluster, seconds: float) -> None:
+    """After ``seconds`` more, no service degraded and the functional probe passes."""
+    c.advance(seconds)
+    assert not c.degraded(), {s: c.messages(s) for s in c.degraded()}
+    assert c.probe_ok(), c.twin.behaviour.probe()

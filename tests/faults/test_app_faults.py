@@ -4,13 +4,7 @@ Valkey memory, PostgreSQL resources, Consul discovery, wrong binary."""
 from __future__ import annotations
 
 import pytest
-from faultkit import CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES, Cluster, make_twin
-
-
-def healed(c: Cluster, seconds: float = 400.0) -> None:
-    c.advance(seconds)
-    assert not c.degraded(), {s: c.messages(s) for s in c.degraded()}
-    assert c.probe_ok(), c.twin.behaviour.probe()
+from faultkit import CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES, Cluster, healed, make_twin
 
 
 def test_valkey_changed_password(otel: Cluster) -> None:
@@ -43,7 +37,7 @@ def test_valkey_changed_password(otel: Cluster) -> None:
     assert "NOAUTH Authentication required" in otel.messages("cart")
     assert "payment" not in otel.degraded() and otel.rate("payment") == 0, "no orders get as far as payment"
     otel.edit(DEPLOYMENTS, "valkey-cart", lambda d: d["spec"].__setitem__("template", previous))
-    healed(otel)
+    healed(otel, 400.0)
 
 
 def test_valkey_out_of_memory(otel: Cluster) -> None:
@@ -97,7 +91,7 @@ def test_corrupted_postgres_secret_crash_loops_product_catalog(otel: Cluster) ->
     assert {"frontend", "frontend-proxy", "checkout", "recommendation"} <= otel.degraded()
     otel.set_secret("postgresql-credentials", "password", "otelp")
     otel.restart_pods("product-catalog")
-    healed(otel)
+    healed(otel, 400.0)
 
 
 def test_corrupted_email_secret_fails_confirmations_only(otel: Cluster) -> None:
@@ -151,7 +145,7 @@ def test_modified_env_var(
         assert st["restartCount"] >= 1, "checkout crashes on its nil Kafka producer"
         assert otel.rate("accounting") == 0 and otel.rate("fraud-detection") == 0
     otel.container(deploy, setenv(good))
-    healed(otel)
+    healed(otel, 400.0)
 
 
 def test_insufficient_postgres_resources(otel: Cluster) -> None:
@@ -239,7 +233,7 @@ def test_hotel_mongodb_service_deleted_crash_loops_its_user(hotel: Cluster) -> N
     assert {"search", "frontend"} <= hotel.degraded()
     assert hotel.statuses("rate")[0] in ("CrashLoopBackOff", "Error")
     _restore_service(hotel, original)
-    healed(hotel)
+    healed(hotel, 400.0)
 
 
 def test_hotel_wrong_binary_usage(hotel: Cluster) -> None:
@@ -250,7 +244,7 @@ def test_hotel_wrong_binary_usage(hotel: Cluster) -> None:
     assert {"frontend"} <= hotel.degraded()
     assert hotel.rate("profile") == 0
     hotel.container("profile", lambda ct: ct.__setitem__("command", ["profile"]))
-    healed(hotel)
+    healed(hotel, 400.0)
 
 
 def test_hotel_consul_down_breaks_all_grpc(hotel: Cluster) -> None:
@@ -273,7 +267,7 @@ def test_hotel_buggy_image_crash_loops_geo(hotel: Cluster) -> None:
     assert {"search", "frontend"} <= hotel.degraded_within(120)
     assert "recommendation" not in hotel.degraded_within(120)
     hotel.container("geo", lambda ct: ct.__setitem__("image", "yinfangchen/hotelreservation:latest"))
-    healed(hotel)
+    healed(hotel, 400.0)
 
 
 def test_hotel_network_policy_applies_to_consul_routed_grpc(hotel: Cluster) -> None:

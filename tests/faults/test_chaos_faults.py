@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from faultkit import PODS, Cluster
+from faultkit import PODS, Cluster, healed
 
 from itbench_agents.twin.faults.chaos import CHAOS_GRS, validate_chaos
 
@@ -35,12 +35,6 @@ def inject(c: Cluster, obj: Obj) -> None:
 
 def remove(c: Cluster, obj: Obj) -> None:
     c.delete(CHAOS_GRS[obj["kind"]], obj["metadata"]["name"], ns=obj["metadata"]["namespace"])
-
-
-def healed(c: Cluster, seconds: float = 60.0) -> None:
-    c.advance(seconds)
-    assert not c.degraded(), {s: c.messages(s) for s in c.degraded()}
-    assert c.probe_ok(), c.twin.behaviour.probe()
 
 
 def test_crds_are_installed(chain: Cluster) -> None:
@@ -79,7 +73,7 @@ def test_network_delay_beyond_the_client_timeout_fails_calls(chain: Cluster) -> 
     assert chain.degraded() == {"a", "b"}
     assert "deadline_exceeded" in chain.symptoms("b")
     remove(chain, obj)
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_network_loss_and_partition(chain: Cluster) -> None:
@@ -92,7 +86,7 @@ def test_network_loss_and_partition(chain: Cluster) -> None:
     chain.advance(20)
     assert chain.err("a") > 0.9 and "deadline_exceeded" in chain.symptoms("a")
     remove(chain, loss)
-    healed(chain)
+    healed(chain, 60.0)
     part = chaos(
         "NetworkChaos",
         "b-to-c",
@@ -108,7 +102,7 @@ def test_network_loss_and_partition(chain: Cluster) -> None:
     chain.advance(20)
     assert chain.degraded() == {"a", "b"} and chain.rate("c") == 0
     remove(chain, part)
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_partition_between_other_pods_does_not_touch_this_edge(chain: Cluster) -> None:
@@ -155,7 +149,7 @@ def test_http_chaos_errors(chain: Cluster, spec: Obj, symptom: str) -> None:
     assert chain.degraded() >= {"a", "b"}
     assert symptom in chain.symptoms("b")
     remove(chain, obj)
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_http_chaos_delay_and_path_matching(chain: Cluster) -> None:
@@ -175,7 +169,7 @@ def test_http_chaos_delay_and_path_matching(chain: Cluster) -> None:
     assert chain.p50("b", "GET /step") >= 2000
     remove(chain, slow)
     remove(chain, other)
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_stress_cpu_throttles(chain: Cluster) -> None:

@@ -3,15 +3,9 @@ breaks every call between services; restarting it (a common wrong fix) costs not
 
 from __future__ import annotations
 
-from faultkit import DEPLOYMENTS, PODS, SERVICES, Cluster
+from faultkit import DEPLOYMENTS, PODS, SERVICES, Cluster, healed
 
 from itbench_agents.twin.kube.store import clone
-
-
-def healed(c: Cluster, seconds: float = 60.0) -> None:
-    c.advance(seconds)
-    assert c.degraded() == set(), c.degraded()
-    assert c.probe_ok()
 
 
 def coredns_pods(c: Cluster) -> list[dict]:
@@ -34,7 +28,7 @@ def test_coredns_scaled_to_zero_breaks_every_lookup_until_scaled_back(chain: Clu
     assert chain.rate("a") == 0.0 and not chain.probe_ok()
     assert "lookup c on 10.96.0.10:53" in chain.messages("b") and "i/o timeout" in chain.messages("b")
     chain.edit(DEPLOYMENTS, "coredns", lambda d: d["spec"].__setitem__("replicas", 2), ns="kube-system")
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_deleting_the_kube_dns_service_breaks_lookups_and_recreating_it_heals(chain: Cluster) -> None:
@@ -45,7 +39,7 @@ def test_deleting_the_kube_dns_service_breaks_lookups_and_recreating_it_heals(ch
     for key in ("resourceVersion", "uid", "creationTimestamp"):
         original["metadata"].pop(key, None)
     chain.create(SERVICES, original)
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_restarting_coredns_is_harmless(chain: Cluster) -> None:

@@ -3,7 +3,7 @@ and the fixes an operator would write (allow DNS, allow the callee, label the na
 
 from __future__ import annotations
 
-from faultkit import NETPOLS, Cluster
+from faultkit import NETPOLS, Cluster, healed
 
 from itbench_agents.twin.kube.store import GroupResource
 
@@ -23,12 +23,6 @@ def policy(name: str, spec: dict) -> dict:
     }
 
 
-def healed(c: Cluster, seconds: float = 60.0) -> None:
-    c.advance(seconds)
-    assert c.degraded() == set(), c.degraded()
-    assert c.probe_ok()
-
-
 def test_egress_deny_all_breaks_dns_and_each_allow_restores_a_step(chain: Cluster) -> None:
     b_out = {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Egress"]}
     chain.create(NETPOLS, policy("b-egress", b_out))
@@ -44,7 +38,7 @@ def test_egress_deny_all_breaks_dns_and_each_allow_restores_a_step(chain: Cluste
     # and allowing c's port: healthy again, with the policy still in place
     to_c = {"to": [{"podSelector": {"matchLabels": {"app": "c"}}}], "ports": [{"port": 8080}]}
     chain.edit(NETPOLS, "b-egress", lambda p: p["spec"].__setitem__("egress", [DNS_RULE, to_c]))
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_egress_allow_on_the_wrong_protocol_does_not_help(chain: Cluster) -> None:
@@ -57,7 +51,7 @@ def test_egress_allow_on_the_wrong_protocol_does_not_help(chain: Cluster) -> Non
     chain.advance(30)
     assert chain.degraded() == {"a", "b"}
     chain.delete(NETPOLS, "b-egress")
-    healed(chain)
+    healed(chain, 60.0)
 
 
 def test_ingress_from_a_namespace_selector_follows_namespace_labels(chain: Cluster) -> None:
@@ -75,7 +69,7 @@ def test_ingress_from_a_namespace_selector_follows_namespace_labels(chain: Clust
         lambda n: n["metadata"].setdefault("labels", {}).__setitem__("team", "shop"),
         ns="",
     )
-    healed(chain)
+    healed(chain, 60.0)
     chain.delete(NETPOLS, "c-from-team")
 
 
@@ -90,4 +84,4 @@ def test_ingress_ip_block_excepting_the_callers_node_range(chain: Cluster) -> No
     chain.advance(30)
     assert chain.degraded() == {"a", "b"}
     chain.edit(NETPOLS, "c-ipblock", lambda p: p["spec"]["ingress"][0]["from"][0]["ipBlock"].pop("except"))
-    healed(chain)
+    healed(chain, 60.0)

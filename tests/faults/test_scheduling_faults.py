@@ -7,15 +7,9 @@ or Pending pods into the right symptoms on the right services.
 from __future__ import annotations
 
 import pytest
-from faultkit import DAEMONSETS, DEPLOYMENTS, HPAS, NODES, PODS, PRIORITY, PVCS, QUOTAS, Cluster
+from faultkit import DAEMONSETS, DEPLOYMENTS, HPAS, NODES, PODS, PRIORITY, PVCS, QUOTAS, Cluster, healed
 
 from itbench_agents.twin.runtime import parse_quantity
-
-
-def healed(c: Cluster, seconds: float = 120.0) -> None:
-    c.advance(seconds)
-    assert not c.degraded(), {s: c.messages(s) for s in c.degraded()}
-    assert c.probe_ok(), c.twin.behaviour.probe()
 
 
 @pytest.mark.parametrize(
@@ -63,7 +57,7 @@ def test_nonexistent_node_selector_leaves_pod_pending(chain: Cluster) -> None:
     assert any("didn't match Pod's node affinity/selector" in m for m in chain.events("FailedScheduling"))
     assert chain.degraded() == {"a"}
     chain.template("b", lambda spec: spec.pop("nodeSelector"))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_cordoned_node_blocks_the_extra_replica_only(chain: Cluster) -> None:
@@ -128,7 +122,7 @@ def test_pod_anti_affinity_unschedulable(chain: Cluster) -> None:
     assert any("anti-affinity" in m for m in chain.events("FailedScheduling"))
     assert chain.degraded() == {"a", "b"}
     chain.template("c", lambda spec: spec.pop("affinity"))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_nonexistent_pvc_leaves_pod_pending(chain: Cluster) -> None:

@@ -7,15 +7,9 @@ services degrade and which do not → apply a valid fix → health and the funct
 from __future__ import annotations
 
 import pytest
-from faultkit import DEPLOYMENTS, NETPOLS, SERVICES, Cluster
+from faultkit import DEPLOYMENTS, NETPOLS, SERVICES, Cluster, healed
 
 BAD_IMAGE = "registry.local/chain/b:9.9-does-not-exist"
-
-
-def healed(c: Cluster, seconds: float = 120.0) -> None:
-    c.advance(seconds)
-    assert not c.degraded(), {s: c.messages(s) for s in c.degraded()}
-    assert c.probe_ok(), c.twin.behaviour.probe()
 
 
 def test_nonexistent_image_keeps_old_pod_serving_then_recreate_breaks_callers(chain: Cluster) -> None:
@@ -34,7 +28,7 @@ def test_nonexistent_image_keeps_old_pod_serving_then_recreate_breaks_callers(ch
     assert chain.rate("c") == 0.0
     assert not chain.probe_ok()
     chain.container("b", lambda ct: ct.__setitem__("image", "registry.local/chain/b:1.0"))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_unsupported_architecture_crash_loops_with_exec_format_error(chain: Cluster) -> None:
@@ -75,7 +69,7 @@ def test_scaled_to_zero(chain: Cluster) -> None:
     assert "connection_refused" in chain.symptoms("b")
     assert chain.health()["c"].ready_pods == 0 and chain.rate("c") == 0
     chain.scale("c", 1)
-    healed(chain)
+    healed(chain, 120.0)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +92,7 @@ def test_service_misconfiguration(chain: Cluster, change, symptom) -> None:  # n
     assert chain.rate("b") == 0 and chain.rate("c") == 0, "no traffic downstream of the broken hop"
     assert chain.statuses("b") == ["Running/Ready"], "the pods themselves are fine"
     chain.edit(SERVICES, "b", lambda s: s.__setitem__("spec", original["spec"]))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_deleted_service_gives_dns_errors(chain: Cluster) -> None:
@@ -110,7 +104,7 @@ def test_deleted_service_gives_dns_errors(chain: Cluster) -> None:
     assert "no such host" in chain.messages("b")
     spec = {k: v for k, v in original["spec"].items() if k not in ("clusterIP", "clusterIPs")}
     chain.create(SERVICES, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c"}, "spec": spec})
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_network_policy_denying_ingress_times_out_callers(chain: Cluster) -> None:
@@ -133,7 +127,7 @@ def test_network_policy_denying_ingress_times_out_callers(chain: Cluster) -> Non
     assert chain.p50("a", "GET /work") >= 5000, "calls hang until a's 5 s client timeout"
     assert chain.rate("b") == 0
     chain.delete(NETPOLS, "b-ingress")
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_network_policy_allowing_the_caller_is_harmless(chain: Cluster) -> None:
@@ -159,7 +153,7 @@ def test_modified_env_var_address(chain: Cluster) -> None:
     assert chain.degraded() == {"a", "b"}
     assert chain.rate("c") == 0
     chain.container("b", lambda ct: ct["env"].__setitem__(1, {"name": "C_ADDR", "value": "c:8080"}))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_required_env_var_removed_crash_loops(chain: Cluster) -> None:
@@ -184,7 +178,7 @@ def test_corrupted_secret_needs_restore_and_restart(chain: Cluster) -> None:
     chain.advance(30)
     assert chain.degraded() == {"a", "b"}, "restoring the Secret alone does not reach the running pod"
     chain.restart_pods("b")
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_missing_secret_key_is_create_container_config_error(chain: Cluster) -> None:
@@ -209,7 +203,7 @@ def test_missing_secret_key_is_create_container_config_error(chain: Cluster) -> 
             },
         ),
     )
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_failing_dns_policy(chain: Cluster) -> None:
@@ -219,7 +213,7 @@ def test_failing_dns_policy(chain: Cluster) -> None:
     assert "dns_no_such_host" in chain.symptoms("a")
     assert chain.rate("b") == 0
     chain.template("a", lambda spec: (spec.pop("dnsConfig"), spec.__setitem__("dnsPolicy", "ClusterFirst")))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_bad_container_command(chain: Cluster) -> None:
@@ -256,7 +250,7 @@ def test_hanging_init_container(chain: Cluster) -> None:
     assert "running" in pod["status"]["initContainerStatuses"][0]["state"]
     assert chain.degraded() == {"a"}
     chain.template("b", lambda spec: spec.pop("initContainers"))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 def test_crashing_init_container(chain: Cluster) -> None:
@@ -296,7 +290,7 @@ def test_crashing_init_container(chain: Cluster) -> None:
     assert any("Back-off restarting failed container worker" in m for m in chain.events("BackOff"))
     assert chain.degraded() == {"a"}
     chain.template("b", lambda spec: (spec.pop("initContainers"), spec.pop("volumes")))
-    healed(chain)
+    healed(chain, 120.0)
 
 
 @pytest.mark.parametrize("kind", ["readiness", "liveness"])
@@ -360,4 +354,4 @@ def test_rollout_undo_style_fix_restores_previous_template(chain: Cluster) -> No
     chain.advance(60)
     assert chain.degraded() == {"a"}
     chain.edit(DEPLOYMENTS, "b", lambda d: d["spec"].__setitem__("template", previous))
-    healed(chain)
+    healed(chain, 120.0)
