@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..controllers import coredns
 from ..faults.chaos import CHAOS_GRS, GROUP, chaos_crds, pick, selects, validate_chaos
 from ..faults.containers import (
     ImageCatalogue,
@@ -135,8 +136,8 @@ class BehaviourModel:
 
     # ------------------------------------------------------------------ change tracking
     def _on_change(self, ev: ChangeEvent) -> None:
-        if ev.gr in (SERVICES, ENDPOINTS) and ev.namespace == "kube-system":
-            if ev.name == "kube-dns":
+        if ev.gr in (SERVICES, ENDPOINTS) and ev.namespace == coredns.NAMESPACE:
+            if ev.name == coredns.SERVICE:
                 self._schedule()  # the cluster DNS every name lookup depends on
             return
         if ev.gr not in _RELEVANT:
@@ -298,14 +299,10 @@ class BehaviourModel:
             if ev.type == "DELETED":
                 self._flag_pods.discard(uid)
             return True
-        labels = ev.obj["metadata"].get("labels") or {}
-        for gr in (DEPLOYMENTS, STATEFULSETS):
-            w = self.twin.store.get(gr, self.app.namespace, workload)
-            sel = ((w or {}).get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-            if matches(sel, labels):
-                if ev.type != "DELETED":
-                    self._flag_pods.add(uid)
-                return True
+        if self._workload_selects(workload, ev.obj["metadata"].get("labels") or {}):
+            if ev.type != "DELETED":
+                self._flag_pods.add(uid)
+            return True
         return False
 
     def flag_values(self, view: ClusterView) -> dict[str, float]:
@@ -393,20 +390,22 @@ class BehaviourModel:
         for w in candidates:
             if w in by_workload:
                 read.append(w)
-                for gr in (DEPLOYMENTS, STATEFULSETS):
-                    obj = self.twin.store.get(gr, self.app.namespace, w)
-                    if obj is not None:
-                        sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-                        if matches(sel, labels):
-                            return by_workload[w], tuple(read)
+                if self._workload_selects(w, labels):
+                    return by_workload[w], tuple(read)
         for w, name in by_workload.items():
-            for gr in (DEPLOYMENTS, STATEFULSETS):
-                obj = self.twin.store.get(gr, self.app.namespace, w)
-                if obj is not None:
-                    sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-                    if matches(sel, labels):
-                        return name, None
+            if self._workload_selects(w, labels):
+                return name, None
         return None, None
+
+    def _workload_selects(self, workload: str, labels: dict[str, str]) -> bool:
+        """Whether the app's Deployment or StatefulSet ``workload`` selects pods with ``labels``."""
+        for gr in (DEPLOYMENTS, STATEFULSETS):
+            obj = self.twin.store.get(gr, self.app.namespace, workload)
+            if obj is not None:
+                sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+                if matches(sel, labels):
+                    return True
+        return False
 
     def verdict(
         self, pod: Obj, container: Obj, *, init: bool, node: Obj | None, now: float

@@ -22,6 +22,7 @@ PODS = GroupResource("", "pods")
 SERVICES = GroupResource("", "services")
 CONFIGMAPS = GroupResource("", "configmaps")
 SECRETS = GroupResource("", "secrets")
+ENDPOINTS = GroupResource("", "endpoints")
 NODES = GroupResource("", "nodes")
 DEPLOYMENTS = GroupResource("apps", "deployments")
 STATEFULSETS = GroupResource("apps", "statefulsets")
@@ -238,6 +239,22 @@ class ClusterView:
     @cached_property
     def pods(self) -> list[Obj]:
         return self.store.list(PODS, self.ns)
+
+    @cached_property
+    def cluster_dns_down(self) -> bool:
+        """Nothing answers on the cluster DNS address: the ``kube-dns`` Service is gone or has no
+        ready endpoint (CoreDNS scaled to zero, crashing...). A twin without CoreDNS installed at
+        all resolves names as before."""
+        from ..controllers import coredns
+
+        svc = self.store.get(SERVICES, coredns.NAMESPACE, coredns.SERVICE)
+        ep = self.store.get(ENDPOINTS, coredns.NAMESPACE, coredns.SERVICE)
+        if svc is None:
+            return (
+                ep is not None
+                or self.store.get(DEPLOYMENTS, coredns.NAMESPACE, coredns.DEPLOYMENT) is not None
+            )
+        return not any(sub.get("addresses") for sub in (ep or {}).get("subsets") or [])
 
     @cached_property
     def workloads(self) -> dict[str, Obj]:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..controllers import coredns
 from ..faults.chaos import ActiveChaos, parse_duration, target_selects
 from ..kube.store import GroupResource
 from . import netpol
@@ -20,15 +21,13 @@ from .cluster import ClusterView, Instance, _picked, is_ready, matches
 from .model import Dependency, Operation
 
 Obj = dict[str, Any]
-CLUSTER_DNS = "10.96.0.10"
+CLUSTER_DNS = coredns.CLUSTER_DNS_IP
 COREDNS = netpol.Endpoint(
-    "kube-system", {"k8s-app": "kube-dns"}, "10.244.0.2", {"dns": 53, "dns-tcp": 53, "metrics": 9153}
+    coredns.NAMESPACE, dict(coredns.LABELS), "10.244.0.2", {"dns": 53, "dns-tcp": 53, "metrics": 9153}
 )
 """Where the cluster's DNS queries land (CoreDNS behind the kube-dns Service), for egress policies."""
 _NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
 _NAMESPACES = GroupResource("", "namespaces")
-_ENDPOINTS = GroupResource("", "endpoints")
-_DEPLOYMENTS = GroupResource("apps", "deployments")
 
 # client-side error texts per stack: (refused, dns, timeout)
 _MESSAGES = {
@@ -163,7 +162,7 @@ def connect(
     if (
         caller is not None
         and not _is_ip(host)
-        and (_cluster_dns_down(view) or (view.netpols and not _dns_allowed(view, caller)))
+        and (view.cluster_dns_down or (view.netpols and not _dns_allowed(view, caller)))
     ):
         return Conn(
             timeout=1.0,
@@ -310,25 +309,6 @@ def _policy_allows(view: ClusterView, caller: Instance, callee: Instance, port: 
         _endpoint(view, callee),
         port,
     )
-
-
-def _cluster_dns_down(view: ClusterView) -> bool:
-    """Nothing answers on the cluster DNS address: the ``kube-dns`` Service is gone or has no
-    ready endpoint (CoreDNS scaled to zero, crashing...). A twin without a ``kube-dns`` Service
-    at all (no CoreDNS installed) resolves names as before."""
-    if "cluster_dns_down" not in view.__dict__:
-        svc = view.store.get(_SERVICES, "kube-system", "kube-dns")
-        ep = view.store.get(_ENDPOINTS, "kube-system", "kube-dns")
-        if svc is None:
-            view.__dict__["cluster_dns_down"] = ep is not None or _coredns_installed(view)
-        else:
-            ready = any(sub.get("addresses") for sub in (ep or {}).get("subsets") or [])
-            view.__dict__["cluster_dns_down"] = not ready
-    return bool(view.__dict__["cluster_dns_down"])
-
-
-def _coredns_installed(view: ClusterView) -> bool:
-    return view.store.get(_DEPLOYMENTS, "kube-system", "coredns") is not None
 
 
 def _dns_allowed(view: ClusterView, caller: Instance) -> bool:

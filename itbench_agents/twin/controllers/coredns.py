@@ -11,6 +11,9 @@ Obj = dict[str, Any]
 
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.11.3"
 CLUSTER_DNS_IP = "10.96.0.10"
+NAMESPACE = "kube-system"
+SERVICE = "kube-dns"
+DEPLOYMENT = "coredns"
 COREFILE = """.:53 {
     errors
     health {
@@ -40,19 +43,19 @@ LABELS = {"k8s-app": "kube-dns"}
 
 def coredns_objects() -> list[Obj]:
     """ServiceAccount, ConfigMap, Deployment and Service of the cluster DNS."""
-    meta = {"namespace": "kube-system"}
+    meta = {"namespace": NAMESPACE}
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "name": "coredns"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "name": DEPLOYMENT}},
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {**meta, "name": "coredns"},
+            "metadata": {**meta, "name": DEPLOYMENT},
             "data": {"Corefile": COREFILE},
         },
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {**meta, "name": "coredns", "labels": dict(LABELS)},
+            "metadata": {**meta, "name": DEPLOYMENT, "labels": dict(LABELS)},
             "spec": {
                 "replicas": 2,
                 "selector": {"matchLabels": dict(LABELS)},
@@ -128,7 +131,7 @@ def coredns_objects() -> list[Obj]:
             "kind": "Service",
             "metadata": {
                 **meta,
-                "name": "kube-dns",
+                "name": SERVICE,
                 "labels": {
                     **LABELS,
                     "kubernetes.io/cluster-service": "true",
