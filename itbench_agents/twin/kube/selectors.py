@@ -33,6 +33,16 @@ class Requirement:
             return self.key not in labels or labels[self.key] not in self.values
         return False
 
+    def __str__(self) -> str:
+        """The requirement as a label-selector string (``app=web``, ``tier in (a,b)``, ``!gpu``)."""
+        if self.op in ("=", "!="):
+            return f"{self.key}{self.op}{self.values[0]}"
+        if self.op == "exists":
+            return self.key
+        if self.op == "!":
+            return f"!{self.key}"
+        return f"{self.key} {self.op} ({','.join(self.values)})"
+
 
 _KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
 _VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"

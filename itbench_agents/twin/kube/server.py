@@ -882,8 +882,7 @@ class KubeApi:
         meta = obj["metadata"]
         sel = (obj.get("spec") or {}).get("selector")
         sel_str = ",".join(
-            f"{r.key}={r.values[0]}" if r.op == "=" else f"{r.key} {r.op} ({','.join(r.values)})"
-            for r in selector_from_label_selector(sel if isinstance(sel, dict) else None)
+            str(r) for r in selector_from_label_selector(sel if isinstance(sel, dict) else None)
         )
         return {
             "kind": "Scale",
@@ -959,8 +958,9 @@ class KubeApi:
         if container not in containers and container not in init:
             raise bad_request(f"container {container} is not valid for pod {t.name}")
         previous = _flag(req, "previous")
-        statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        statuses += (pod.get("status") or {}).get("initContainerStatuses") or []
+        status = pod.get("status") or {}
+        # a new list: extending the stored pod's own list would change the pod in the store
+        statuses = [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
         cs = next((s for s in statuses if s.get("name") == container), None)
         if not previous:
             state = (cs or {}).get("state") or {}
