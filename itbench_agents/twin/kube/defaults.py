@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from .store import GroupResource, ObjectStore
+from .store import GroupResource, ObjectStore, clone
 
 Obj = dict[str, Any]
 
@@ -59,11 +59,9 @@ def prepare_for_storage(store: ObjectStore, info: Any, obj: Obj, old: Obj | None
     """What the apiserver does to a decoded object before storing it: convert a served version to the
     storage version and fill defaults. Returns a new dict (``obj`` is not changed). ``info`` is the
     object's ``ResourceInfo``."""
-    import json
-
     from .conversion import to_storage
 
-    out = to_storage(info.gr, info.version, json.loads(json.dumps(obj)))
+    out = to_storage(info.gr, info.version, clone(obj))
     return apply_create_defaults(store, info.gr, out, old=old)
 
 

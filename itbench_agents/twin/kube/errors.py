@@ -99,5 +99,10 @@ def method_not_allowed(
     return ApiError(405, "MethodNotAllowed", message)
 
 
+def route_not_found() -> ApiError:
+    """404 for a path the API server does not serve (no such group, version, resource or subresource)."""
+    return ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
 def forbidden(message: str) -> ApiError:
     return ApiError(403, "Forbidden", message)

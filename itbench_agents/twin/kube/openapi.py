@@ -17,6 +17,7 @@ from typing import Any
 
 from .models import FieldType, model_doc, model_fields, patch_meta
 from .resources import BUILTIN, ResourceInfo, ResourceRegistry
+from .store import clone
 
 Schema = dict[str, Any]
 Obj = dict[str, Any]
@@ -180,16 +181,14 @@ class _Builder:
         elif t.kind == "model":
             self.model(t.name)
             return self.ref(definition_name(t.name), description)
-        elif t.kind == "list":
+        elif t.kind in ("list", "map"):
             item = self.field_schema(t.item) if t.item else {"type": "object"}
             if self.v3 and "allOf" in item and "description" not in item:
                 item = {"$ref": item["allOf"][0]["$ref"]}
-            s = {"type": "array", "items": item}
-        elif t.kind == "map":
-            item = self.field_schema(t.item) if t.item else {"type": "object"}
-            if self.v3 and "allOf" in item and "description" not in item:
-                item = {"$ref": item["allOf"][0]["$ref"]}
-            s = {"type": "object", "additionalProperties": item}
+            if t.kind == "list":
+                s = {"type": "array", "items": item}
+            else:
+                s = {"type": "object", "additionalProperties": item}
         else:
             s = {"type": "object"}
         if description:
@@ -207,8 +206,6 @@ class _Builder:
             fs = self.field_schema(finfo.type, finfo.description)
             strategy, key = patch_meta(model, fname)
             if strategy:
-                if "allOf" in fs:
-                    pass
                 fs["x-kubernetes-patch-strategy"] = strategy
                 if key:
                     fs["x-kubernetes-patch-merge-key"] = key
@@ -228,16 +225,22 @@ def _gvk(info: ResourceInfo) -> list[dict[str, str]]:
     return [{"group": info.group, "kind": info.kind, "version": info.version}]
 
 
+def _schema_name(b: _Builder, info: ResourceInfo) -> str | None:
+    """The schema (added to ``b``) describing ``info``'s kind; None when it has none."""
+    if info.crd is not None:
+        return _crd_schema(b, info)
+    if info.model:
+        return b.model(info.model)
+    return None
+
+
 def _crd_schema(b: _Builder, info: ResourceInfo) -> str:
-    crd = info.crd or {}
-    version: Obj = next(
-        (v for v in crd.get("spec", {}).get("versions", []) if v.get("name") == info.version), {}
-    )
+    version = info.crd_version
     raw = ((version.get("schema") or {}).get("openAPIV3Schema")) or {
         "type": "object",
         "x-kubernetes-preserve-unknown-fields": True,
     }
-    schema = json.loads(json.dumps(raw))
+    schema = clone(raw)
     props = schema.setdefault("properties", {})
     props.setdefault(
         "apiVersion", {"type": "string", "description": "APIVersion defines the versioned schema."}
@@ -367,11 +370,8 @@ class OpenAPI:
         b = _Builder(v3=True)
         paths: dict[str, Any] = {}
         for info in self.registry.resources_in(group, version):
-            if info.crd is not None:
-                name = _crd_schema(b, info)
-            elif info.model:
-                name = b.model(info.model)
-            else:
+            name = _schema_name(b, info)
+            if name is None:
                 continue
             b.schemas[name] = {**b.schemas[name], "x-kubernetes-group-version-kind": _gvk(info)}
             paths.update(_paths(info, name, b.prefix))
@@ -426,11 +426,8 @@ class OpenAPI:
             b = _Builder(v3=False)
             paths: dict[str, Any] = {}
             for info in self.registry.all():
-                if info.crd is not None:
-                    name = _crd_schema(b, info)
-                elif info.model:
-                    name = b.model(info.model)
-                else:
+                name = _schema_name(b, info)
+                if name is None:
                     continue
                 gvks = b.schemas[name].get("x-kubernetes-group-version-kind", []) + _gvk(info)
                 b.schemas[name] = {**b.schemas[name], "x-kubernetes-group-version-kind": gvks}

@@ -59,6 +59,12 @@ class ResourceInfo:
     def list_kind_name(self) -> str:
         return self.list_kind or f"{self.kind}List"
 
+    @property
+    def crd_version(self) -> Obj:
+        """The CRD's ``spec.versions`` entry for this version ({} when there is none, or no CRD)."""
+        crd = self.crd or {}
+        return next((v for v in crd.get("spec", {}).get("versions", []) if v.get("name") == self.version), {})
+
 
 def _r(
     gv: str,

@@ -22,7 +22,7 @@ from ..httpserver import Handler, Request, Response
 from . import discovery
 from .conversion import needs_conversion, to_served, to_storage
 from .defaults import apply_create_defaults
-from .errors import ApiError, bad_request, invalid, method_not_allowed, not_found
+from .errors import ApiError, bad_request, forbidden, invalid, method_not_allowed, not_found, route_not_found
 from .metrics import node_metrics, pod_metrics
 from .openapi import OpenAPI
 from .patch import (
@@ -40,7 +40,7 @@ from .resources import ResourceInfo, ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
 from .store import ChangeEvent, GroupResource, Obj, clone, rfc3339
 from .tables import partial_metadata, to_table
-from .validation import decode_check, raise_if_invalid, validate_custom
+from .validation import decode_check, raise_if_invalid, strict_decoding_error, validate_custom
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,19 @@ def _flag(req: Request, name: str) -> bool:
     return (req.arg(name) or "").lower() in ("1", "true", "yes")
 
 
+def _table_include(req: Request) -> str | None:
+    """The ``includeObject`` mode of a request that asks for a Table (``Accept: ...;as=Table``); None
+    when the request wants plain objects."""
+    if "as=Table" not in req.headers.get("accept", ""):
+        return None
+    return req.arg("includeObject", "Metadata") or "Metadata"
+
+
+def _media_type(req: Request) -> str:
+    """The request body's media type, without parameters (``application/json``)."""
+    return req.headers.get("content-type", "").split(";")[0].strip()
+
+
 class KubeApi:
     """The request handler of one twin."""
 
@@ -126,7 +139,7 @@ class KubeApi:
             with self.twin.lock:
                 self.twin.sync()
                 return self._api(req, parts)
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise route_not_found()
 
     # ------------------------------------------------------------------ twin control
     def _control(self, req: Request, parts: list[str]) -> Response:
@@ -147,7 +160,7 @@ class KubeApi:
             return Response.json({"now": rfc3339(self.twin.now()), "unix": self.twin.now()})
         if parts in (["now"], ["advance"]):
             raise method_not_allowed()
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise route_not_found()
 
     # ------------------------------------------------------------------ openapi
     def _openapi(self, req: Request, parts: list[str]) -> Response:
@@ -163,7 +176,7 @@ class KubeApi:
                 doc = self.openapi.v3_gv("/".join(parts[2:]))
             if doc is not None:
                 return Response(200, doc, {"Content-Type": "application/json"})
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise route_not_found()
 
     # ------------------------------------------------------------------ /api, /apis
     def _api(self, req: Request, parts: list[str]) -> Response:
@@ -185,13 +198,13 @@ class KubeApi:
             if len(parts) == 2:
                 doc = discovery.api_group(self.registry, parts[1])
                 if doc is None or req.method != "GET":
-                    raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                    raise route_not_found()
                 return Response.json(doc)
             group, version, rest = parts[1], parts[2], parts[3:]
         if not rest:
             doc = discovery.api_resource_list(self.registry, group, version)
             if doc is None:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise route_not_found()
             if req.method != "GET":
                 raise method_not_allowed()
             return Response.json(doc)
@@ -203,7 +216,7 @@ class KubeApi:
         if rest[0] == "watch":
             watch_prefix, rest = True, rest[1:]
             if not rest:
-                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise route_not_found()
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             ns_info = self.registry.get(group, version, rest[2])
@@ -211,15 +224,15 @@ class KubeApi:
                 namespace, rest = rest[1], rest[2:]
         info = self.registry.get(group, version, rest[0])
         if info is None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise route_not_found()
         if info.namespaced and namespace is None and len(rest) > 1:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise route_not_found()
         if len(rest) > 3:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise route_not_found()
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if sub is not None and sub not in info.subresources:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise route_not_found()
         return Target(info, namespace, name, sub, watch_prefix)
 
     # ------------------------------------------------------------------ dispatch
@@ -342,12 +355,10 @@ class KubeApi:
                 raise not_found("", "namespaces", ns)
             ns_obj = self.store.get(NAMESPACES, "", ns)
             if ns_obj["metadata"].get("deletionTimestamp"):
-                raise ApiError(
-                    403,
-                    "Forbidden",
+                raise forbidden(
                     f'{t.info.resource} "{obj["metadata"].get("name", "")}" is '
                     f"forbidden: unable to create new content in namespace {ns} because it is being "
-                    "terminated",
+                    "terminated"
                 )
         else:
             obj["metadata"].pop("namespace", None)
@@ -377,10 +388,7 @@ class KubeApi:
         if t.info.crd is not None:  # structural schema: type checks, then pruning of unknown fields
             pruned, extra, dropped = validate_custom(t.info, obj)
             if dropped and mode == "Strict":
-                raise bad_request(
-                    f'{t.info.kind} in version "{t.info.version}" cannot be handled as a {t.info.kind}: strict '
-                    "decoding error: " + ", ".join(f'unknown field "{d}"' for d in dropped)
-                )
+                raise strict_decoding_error(t.info, dropped)
             obj.clear()
             obj.update(pruned)
         for check in self.twin.validators.get(t.info.gr, []):
@@ -391,13 +399,9 @@ class KubeApi:
     def _respond(
         self, req: Request, t: Target, obj: Obj, status: int = 200, warnings: list[str] | None = None
     ) -> Response:
-        if "as=Table" in req.headers.get("accept", ""):
-            body: Obj = to_table(
-                t.info,
-                [obj],
-                self.twin.now(),
-                include_object=req.arg("includeObject", "Metadata") or "Metadata",
-            )
+        include = _table_include(req)
+        if include is not None:
+            body: Obj = to_table(t.info, [obj], self.twin.now(), include_object=include)
         else:
             body = self._versioned(t, obj)
         resp = Response.json(body, status)
@@ -452,14 +456,9 @@ class KubeApi:
                 meta["continue"] = base64.urlsafe_b64encode(json.dumps(token).encode()).decode()
                 meta["remainingItemCount"] = len(objs) - limit
                 objs = objs[:limit]
-        if "as=Table" in req.headers.get("accept", ""):
-            table = to_table(
-                t.info,
-                objs,
-                self.twin.now(),
-                include_object=req.arg("includeObject", "Metadata") or "Metadata",
-                list_meta=meta,
-            )
+        include = _table_include(req)
+        if include is not None:
+            table = to_table(t.info, objs, self.twin.now(), include_object=include, list_meta=meta)
             return Response.json(table)
         head = json.dumps(
             {"kind": t.info.list_kind_name, "apiVersion": t.info.api_version, "metadata": meta},
@@ -498,8 +497,7 @@ class KubeApi:
             rv = int(rv_s) if rv_s not in ("", "0") else None
         except ValueError as e:
             raise bad_request(f'invalid resource version "{rv_s}"') from e
-        table = "as=Table" in req.headers.get("accept", "")
-        include = req.arg("includeObject", "Metadata") or "Metadata"
+        include = _table_include(req)
         bookmarks = _flag(req, "allowWatchBookmarks")
         ns = t.namespace if t.info.namespaced else None
         info = t.info
@@ -524,7 +522,7 @@ class KubeApi:
         first_table = [True]
 
         def encode(etype: str, obj: Obj) -> bytes:
-            if table and etype != "BOOKMARK":
+            if include is not None and etype != "BOOKMARK":
                 body: Obj = to_table(info, [obj], now, include_object=include, with_columns=first_table[0])
                 first_table[0] = False
             else:
@@ -652,7 +650,7 @@ class KubeApi:
 
     # ------------------------------------------------------------------ patch
     def _patched(self, req: Request, t: Target, current: Obj) -> Obj:
-        ctype = req.headers.get("content-type", "").split(";")[0].strip()
+        ctype = _media_type(req)
         if ctype == APPLY:  # approximated: the applied configuration merged like a strategic merge patch
             applied = self._object_body(req, t)
             if t.info.model is None:
@@ -681,7 +679,7 @@ class KubeApi:
             raise method_not_allowed()
         ns = self._ns(t)
         current = self.store.get(t.info.gr, ns, t.name)
-        is_apply = req.headers.get("content-type", "").split(";")[0].strip() == APPLY
+        is_apply = _media_type(req) == APPLY
         if is_apply and not req.arg("fieldManager"):
             raise bad_request("PATCH /apply requires a fieldManager query parameter")
         if current is None:
@@ -783,9 +781,7 @@ class KubeApi:
             self.store.update(t.info.gr, marked)
         if t.info.gr == NAMESPACES:
             if name in UNDELETABLE_NAMESPACES:
-                raise ApiError(
-                    403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted'
-                )
+                raise forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
             # phase Terminating; the namespace controller (controllers/gc.py) empties it, then removes it
             return self.store.mark_deleted(  # type: ignore[no-any-return]
                 NAMESPACES, "", name, 0, status={"phase": "Terminating"}
@@ -907,7 +903,7 @@ class KubeApi:
         if req.method == "PUT":
             new_scale = self._json_body(req)
         elif req.method == "PATCH":
-            ctype = req.headers.get("content-type", "").split(";")[0].strip()
+            ctype = _media_type(req)
             if ctype == JSON_PATCH:
                 new_scale = apply_json_patch(scale, self._json_body(req))
             elif ctype in (MERGE, STRATEGIC):
@@ -973,6 +969,7 @@ class KubeApi:
                 }.get(reason, reason)
                 raise bad_request(f'container "{container}" in pod "{t.name}" is waiting to start: {reason}')
         tail = since_time = None
+        limit_bytes: int | None = None
         try:
             if req.arg("tailLines"):
                 tail = int(req.arg("tailLines") or 0)
@@ -983,7 +980,7 @@ class KubeApi:
 
                 since_time = parse_rfc3339(req.arg("sinceTime") or "")
             if req.arg("limitBytes"):
-                int(req.arg("limitBytes") or 0)
+                limit_bytes = int(req.arg("limitBytes") or 0)
         except ValueError as e:
             raise bad_request(f"invalid log option: {e}") from e
         timestamps = _flag(req, "timestamps")
@@ -1004,8 +1001,8 @@ class KubeApi:
                 raise bad_request(str(e.args[0] if e.args else e)) from e
         elif previous:
             raise bad_request(f'previous terminated container "{container}" in pod "{t.name}" not found')
-        if req.arg("limitBytes"):
-            text = text.encode()[: int(req.arg("limitBytes") or 0)].decode("utf-8", "ignore")
+        if limit_bytes is not None:
+            text = text.encode()[:limit_bytes].decode("utf-8", "ignore")
         data = text.encode()
         if _flag(req, "follow"):
             return Response(200, iter([data] if data else []), {"Content-Type": "text/plain"})

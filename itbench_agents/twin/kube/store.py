@@ -14,6 +14,7 @@ Rules for callers:
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import json
 import random
@@ -249,13 +250,7 @@ class ObjectStore:
     ) -> Iterator[ChangeEvent]:
         """Change events with resourceVersion > ``rv`` (optionally of one type / namespace)."""
         # the log is ordered by rv; bisect to the start
-        lo, hi = 0, len(self.log)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.log[mid].rv <= rv:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect.bisect_right(self.log, rv, key=lambda e: e.rv)
         for ev in self.log[lo:]:
             if gr is not None and ev.gr != gr:
                 continue

@@ -392,8 +392,7 @@ def _ingress(o: Obj, now: float) -> list[Any]:
 
 def _netpol(o: Obj, now: float) -> list[Any]:
     sel = (o.get("spec") or {}).get("podSelector")
-    s = _selector_str(sel)
-    return [o["metadata"]["name"], "<none>" if s == "<none>" else s, _age(o, now)]
+    return [o["metadata"]["name"], _selector_str(sel), _age(o, now)]
 
 
 # ---------------------------------------------------------------------------- config & cluster
@@ -502,18 +501,23 @@ def _hpa(o: Obj, now: float) -> list[Any]:
     ]
 
 
+ACCESS_MODES = {
+    "ReadWriteOnce": "RWO",
+    "ReadOnlyMany": "ROX",
+    "ReadWriteMany": "RWX",
+    "ReadWriteOncePod": "RWOP",
+}
+"""kubectl's short names for volume access modes."""
+
+
+def _access_modes(modes: list[str] | None) -> str:
+    return ",".join(ACCESS_MODES.get(m, m) for m in modes or [])
+
+
 def _pvc(o: Obj, now: float) -> list[Any]:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     cap = (st.get("capacity") or {}).get("storage", "")
-    modes = ",".join(
-        {
-            "ReadWriteOnce": "RWO",
-            "ReadOnlyMany": "ROX",
-            "ReadWriteMany": "RWX",
-            "ReadWriteOncePod": "RWOP",
-        }.get(m, m)
-        for m in st.get("accessModes") or []
-    )
+    modes = _access_modes(st.get("accessModes"))
     return [
         o["metadata"]["name"],
         st.get("phase", "Pending"),
@@ -530,15 +534,7 @@ def _pvc(o: Obj, now: float) -> list[Any]:
 def _pv(o: Obj, now: float) -> list[Any]:
     spec, st = o.get("spec") or {}, o.get("status") or {}
     claim = spec.get("claimRef") or {}
-    modes = ",".join(
-        {
-            "ReadWriteOnce": "RWO",
-            "ReadOnlyMany": "ROX",
-            "ReadWriteMany": "RWX",
-            "ReadWriteOncePod": "RWOP",
-        }.get(m, m)
-        for m in spec.get("accessModes") or []
-    )
+    modes = _access_modes(spec.get("accessModes"))
     return [
         o["metadata"]["name"],
         (spec.get("capacity") or {}).get("storage", ""),
@@ -799,10 +795,7 @@ def _jsonpath(o: Obj, path: str) -> Any:
 
 
 def _custom_printer(info: ResourceInfo) -> tuple[list[Col], Printer]:
-    crd = info.crd or {}
-    version: Obj = next(
-        (v for v in crd.get("spec", {}).get("versions", []) if v.get("name") == info.version), {}
-    )
+    version = info.crd_version
     extra = version.get("additionalPrinterColumns") or []
     if not extra:
         return _c("Name", "Age"), _default

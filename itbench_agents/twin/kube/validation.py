@@ -126,21 +126,29 @@ def _descend(v: Any, t: FieldType, p: str, errs: list[str], unknown: list[str]) 
                 )
 
 
+def _decode_prefix(info: ResourceInfo) -> str:
+    return f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+
+
+def strict_decoding_error(info: ResourceInfo, unknown: list[str]) -> ApiError:
+    """400 for unknown fields under ``fieldValidation=Strict``, in the apiserver's wording."""
+    return bad_request(
+        _decode_prefix(info) + "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+    )
+
+
 def decode_check(info: ResourceInfo, obj: Obj, mode: str) -> list[str]:
     """Raise 400 for type errors (always) and unknown fields (``fieldValidation=Strict``); return warnings
     for unknown fields otherwise (and drop them, as the apiserver's decoder does)."""
     if info.model is None:
         return []
     type_errors, unknown = check_fields(obj, info.model)
-    prefix = f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
     if type_errors:
-        raise bad_request(prefix + type_errors[0])
+        raise bad_request(_decode_prefix(info) + type_errors[0])
     if not unknown:
         return []
     if mode == "Strict":
-        raise bad_request(
-            prefix + "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
-        )
+        raise strict_decoding_error(info, unknown)
     for u in unknown:
         _drop(obj, u)
     return [] if mode == "Ignore" else [f'unknown field "{u}"' for u in unknown]
@@ -360,11 +368,6 @@ def raise_if_invalid(info: ResourceInfo, obj: Obj, extra: list[Cause]) -> None:
         raise invalid(info.kind, str((obj.get("metadata") or {}).get("name") or ""), causes, info.group)
 
 
-def ensure(cond: bool, err: ApiError) -> None:
-    if not cond:
-        raise err
-
-
 # ---------------------------------------------------------------------------- custom resources
 
 _JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
@@ -505,10 +508,7 @@ def check_custom(
 def validate_custom(info: ResourceInfo, obj: Obj) -> tuple[Obj, list[Cause], list[str]]:
     """(pruned object, causes, pruned field paths) for a custom resource; metadata/apiVersion/kind are left
     alone."""
-    crd = info.crd or {}
-    version: Obj = next(
-        (v for v in crd.get("spec", {}).get("versions", []) if v.get("name") == info.version), {}
-    )
+    version = info.crd_version
     schema = (version.get("schema") or {}).get("openAPIV3Schema")
     if not isinstance(schema, dict):
         return obj, [], []
