@@ -25,7 +25,6 @@ from .nodes import (
     Expr,
     Grouping,
     LabelReplace,
-    LineFilter,
     Literal_,
     LogQuery,
     MetricExpr,
@@ -252,7 +251,6 @@ class Engine:
             return slot
 
         if unwrap is None and pipeline.only_line_filters:  # labels stay the stream's: no per-line work
-            filters = [st for st in lr.log.stages if isinstance(st, LineFilter)]
             count_bytes = op in ("bytes_over_time", "bytes_rate")
             for stream in streams:
                 self._check_deadline()
@@ -263,7 +261,7 @@ class Engine:
                         continue
                     stats.lines += 1
                     stats.bytes += len(line)
-                    if all(f.keep(line) for f in filters):
+                    if pipeline.keep_line(line):
                         slot[1].append(ts)
                         slot[2].append(float(len(line.encode())) if count_bytes else 1.0)
             streams = []

@@ -328,10 +328,11 @@ class Pipeline:
 
     def __init__(self, stages: tuple[Stage, ...]) -> None:
         self.stages = stages
-        self.only_line_filters = all(isinstance(s, LineFilter) for s in stages)
+        self.line_filters = tuple(s for s in stages if isinstance(s, LineFilter))
+        self.only_line_filters = len(self.line_filters) == len(stages)
 
     def keep_line(self, line: str) -> bool:
-        return all(s.keep(line) for s in self.stages if isinstance(s, LineFilter))
+        return all(f.keep(line) for f in self.line_filters)
 
     def process(self, ts_ns: int, line: str, base: Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
         labels = dict(base)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..httpserver import Handler, Request, Response
+from ..prometheus.values import fmt_float
 from ..telemetry.sources import LogSource, LogStream, Matcher
 from .logql import (
     Engine,
@@ -172,15 +173,6 @@ def _direction(value: str | None) -> str:
 
 
 # ----------------------------------------------------------------------------- rendering
-def format_value(v: float) -> str:
-    """Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` as Prometheus/Loki print sample values."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    return str(np.format_float_positional(v, trim="-"))
-
-
 def _ts_seconds(ts_ns: int) -> int | float:
     ms = ts_ns // 1_000_000
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
@@ -247,7 +239,7 @@ def matrix_json(res: MetricResult, instant: bool) -> dict[str, Any]:
         if instant:
             return {
                 "resultType": "scalar",
-                "result": [_ts_seconds(steps[0]), format_value(float(res.value.values[0]))],
+                "result": [_ts_seconds(steps[0]), fmt_float(float(res.value.values[0]))],
                 "stats": stats_json(res.stats),
             }
         series_list: list[tuple[dict[str, str], np.ndarray, np.ndarray]] = [
@@ -259,7 +251,7 @@ def matrix_json(res: MetricResult, instant: bool) -> dict[str, Any]:
         vector: list[dict[str, Any]] = [
             {
                 "metric": dict(sorted(labels.items())),
-                "value": [_ts_seconds(steps[0]), format_value(float(vals[0]))],
+                "value": [_ts_seconds(steps[0]), fmt_float(float(vals[0]))],
             }
             for labels, vals, pres in series_list
             if pres[0]
@@ -268,7 +260,7 @@ def matrix_json(res: MetricResult, instant: bool) -> dict[str, Any]:
         return {"resultType": "vector", "result": vector, "stats": stats_json(res.stats)}
     matrix: list[dict[str, Any]] = []
     for labels, vals, pres in series_list:
-        points = [[_ts_seconds(steps[i]), format_value(float(vals[i]))] for i in np.nonzero(pres)[0]]
+        points = [[_ts_seconds(steps[i]), fmt_float(float(vals[i]))] for i in np.nonzero(pres)[0]]
         if points:
             matrix.append({"metric": dict(sorted(labels.items())), "values": points})
     matrix.sort(key=lambda r: sorted(r["metric"].items()))
@@ -310,18 +302,14 @@ class LokiApi:
         return int(round(self.host.now() * 1000)) * 1_000_000
 
     def _bounds(self, form: dict[str, list[str]]) -> tuple[int, int]:
-        def arg(name: str) -> str | None:
-            v = form.get(name)
-            return v[-1] if v else None
-
-        end = parse_timestamp(arg("end"), self._now_ns())
+        end = parse_timestamp(_arg(form, "end"), self._now_ns())
         since = DEFAULT_SINCE_NS
-        if arg("since"):
+        if _arg(form, "since"):
             try:
-                since = parse_prom_duration(arg("since") or "")
+                since = parse_prom_duration(_arg(form, "since") or "")
             except ValueError as exc:
                 raise BadRequest(str(exc)) from None
-        start = parse_timestamp(arg("start"), end - since)
+        start = parse_timestamp(_arg(form, "start"), end - since)
         if end < start:
             raise BadRequest("end timestamp must not be before or equal to start time")
         return start, end
@@ -358,7 +346,7 @@ class LokiApi:
         return Response.text("404 page not found\n", 404)
 
     def query_range(self, form: dict[str, list[str]]) -> Response:
-        q = (form.get("query") or [""])[-1]
+        q = _arg(form, "query") or ""
         expr = parse_logql(q)
         start, end = self._bounds(form)
         limit = _limit(_arg(form, "limit"))
@@ -393,7 +381,7 @@ class LokiApi:
         return _ok(matrix_json(mres, instant=False))
 
     def query(self, form: dict[str, list[str]]) -> Response:
-        q = (form.get("query") or [""])[-1]
+        q = _arg(form, "query") or ""
         expr = parse_logql(q)
         t = parse_timestamp(_arg(form, "time"), self._now_ns())
         _limit(_arg(form, "limit"))
@@ -410,7 +398,7 @@ class LokiApi:
 
     def labels(self, form: dict[str, list[str]]) -> Response:
         start, end = self._bounds(form)
-        q = (form.get("query") or [""])[-1]
+        q = _arg(form, "query") or ""
         with self._locked():
             if q:
                 names: set[str] = set()
@@ -421,7 +409,7 @@ class LokiApi:
 
     def label_values(self, name: str, form: dict[str, list[str]]) -> Response:
         start, end = self._bounds(form)
-        q = (form.get("query") or [""])[-1]
+        q = _arg(form, "query") or ""
         with self._locked():
             if q:
                 vals = {

@@ -543,33 +543,6 @@ FUNCTIONS["increase"] = _fast_extrapolated(True, False)
 FUNCTIONS["delta"] = _fast_extrapolated(False, False)
 
 
-def _instant(kind: str) -> Fn:
-    def run(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
-        rv = ev.eval_range(args[0], steps)
-        out = []
-        for s in rv.series:
-            lo, hi = _windows(rv, s)
-            ok = (hi - lo) >= 2
-            if not ok.any():
-                continue
-            last = np.clip(hi - 1, 0, len(s.ts) - 1)
-            prev = np.clip(hi - 2, 0, len(s.ts) - 1)
-            lv, pv = s.vals[last], s.vals[prev]
-            with np.errstate(all="ignore"):
-                if kind == "irate":
-                    res = np.where(lv < pv, lv, lv - pv)
-                    dt = (s.ts[last] - s.ts[prev]) / 1000.0
-                    ok = ok & (dt != 0)
-                    res = res / np.where(dt == 0, 1, dt)
-                else:
-                    res = lv - pv
-            if ok.any():
-                out.append(VSeries(s.labels, res, ok, True))
-        return Vector(out)
-
-    return run
-
-
 FUNCTIONS["irate"] = lambda ev, args, steps: rangefns.instant_delta(ev.eval_range(args[0], steps), True)
 FUNCTIONS["idelta"] = lambda ev, args, steps: rangefns.instant_delta(ev.eval_range(args[0], steps), False)
 
@@ -804,6 +777,20 @@ def _absent_over_time(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Valu
 
 
 # --------------------------------------------------------------------------- histograms
+def _coalesced(buckets: list[tuple[float, float]]) -> list[list[float]] | None:
+    """Buckets sorted by bound, counts of equal bounds summed; ``None`` without a ``+Inf`` bucket."""
+    buckets = sorted(buckets, key=lambda b: b[0])
+    if not buckets or not math.isinf(buckets[-1][0]):
+        return None
+    co: list[list[float]] = []
+    for le, c in buckets:
+        if co and co[-1][0] == le:
+            co[-1][1] += c
+        else:
+            co.append([le, c])
+    return co
+
+
 def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
     """Prometheus' ``BucketQuantile`` over classic (le, cumulative count) buckets."""
     if math.isnan(q):
@@ -812,16 +799,9 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
         return -math.inf
     if q > 1:
         return math.inf
-    buckets = sorted(buckets, key=lambda b: b[0])
-    if not buckets or not math.isinf(buckets[-1][0]):
+    co = _coalesced(buckets)
+    if co is None:
         return math.nan
-    # coalesce equal bounds
-    co: list[list[float]] = []
-    for le, c in buckets:
-        if co and co[-1][0] == le:
-            co[-1][1] += c
-        else:
-            co.append([le, c])
     # monotonic, ignoring tiny deltas
     prev = co[0][1]
     for i in range(1, len(co)):
@@ -859,15 +839,9 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
 
 def bucket_fraction(lower: float, upper: float, buckets: list[tuple[float, float]]) -> float:
     """Prometheus' ``BucketFraction``: share of observations between ``lower`` and ``upper`` (classic buckets)."""
-    buckets = sorted(buckets, key=lambda b: b[0])
-    if not buckets or not math.isinf(buckets[-1][0]):
+    co = _coalesced(buckets)
+    if co is None:
         return math.nan
-    co: list[list[float]] = []
-    for le, c in buckets:
-        if co and co[-1][0] == le:
-            co[-1][1] += c
-        else:
-            co.append([le, c])
     count = co[-1][1]
     if count == 0 or math.isnan(lower) or math.isnan(upper):
         return math.nan

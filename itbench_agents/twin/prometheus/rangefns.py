@@ -98,16 +98,9 @@ def flatten(rv: RangeVector) -> Flat:
 def _out(rv: RangeVector, res: np.ndarray, ok: np.ndarray, keep_name: bool = False) -> Vector:
     rows = np.flatnonzero(ok.any(axis=1))
     series = rv.series
-    if not keep_name:
-        return Vector(
-            [
-                VSeries(series[i].labels, r, o, True)
-                for i, r, o in zip(rows.tolist(), res[rows], ok[rows], strict=True)
-            ]
-        )
     return Vector(
         [
-            VSeries(series[i].labels, r, o, series[i].drop_name)
+            VSeries(series[i].labels, r, o, not keep_name or series[i].drop_name)
             for i, r, o in zip(rows.tolist(), res[rows], ok[rows], strict=True)
         ]
     )
@@ -134,13 +127,7 @@ def extrapolated(rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
     f = flatten(rv)
     if _flat_is_faster(f):
         return _extrapolated_flat(f, rv, is_counter, is_rate)
-    g_cnt = f.g_hi - f.g_lo
-    g_ok = g_cnt >= 2
-    g_first_t = _group_take(f.g_ts, np.where(g_ok, f.g_lo, 0))
-    g_last_t = _group_take(f.g_ts, np.where(g_ok, f.g_hi - 1, 0))
-    g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(
-        rv, g_cnt, g_first_t, g_last_t, is_rate
-    )
+    g_ok, g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(f, rv, is_rate)
     result = np.zeros((len(rv.series), len(rv.ends)))
     with np.errstate(all="ignore"):
         for g, members in enumerate(f.g_members):
@@ -218,13 +205,7 @@ def _add_window_drops(
 
 def _extrapolated_flat(f: Flat, rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
     """The same arithmetic on the flat arrays of all series at once."""
-    g_cnt = f.g_hi - f.g_lo
-    g_ok = g_cnt >= 2
-    g_first_t = _group_take(f.g_ts, np.where(g_ok, f.g_lo, 0))
-    g_last_t = _group_take(f.g_ts, np.where(g_ok, f.g_hi - 1, 0))
-    g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(
-        rv, g_cnt, g_first_t, g_last_t, is_rate
-    )
+    g_ok, g_sampled, g_dur_start, g_dur_end, g_div, g_factor = _extrapolation(f, rv, is_rate)
     grp = f.group
     ok = g_ok[grp]
     # (an in-bounds index where the window is unused)
@@ -257,9 +238,14 @@ def _extrapolated_flat(f: Flat, rv: RangeVector, is_counter: bool, is_rate: bool
 
 
 def _extrapolation(
-    rv: RangeVector, g_cnt: np.ndarray, g_first_t: np.ndarray, g_last_t: np.ndarray, is_rate: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per group and window: sampled interval, start/end extrapolation, divisor and the factor."""
+    f: Flat, rv: RangeVector, is_rate: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per group and window: whether it holds two samples, sampled interval, start/end
+    extrapolation, divisor and the factor."""
+    g_cnt = f.g_hi - f.g_lo
+    g_ok = g_cnt >= 2
+    g_first_t = _group_take(f.g_ts, np.where(g_ok, f.g_lo, 0))
+    g_last_t = _group_take(f.g_ts, np.where(g_ok, f.g_hi - 1, 0))
     with np.errstate(all="ignore"):
         ends = rv.ends[None, :]
         g_dur_start = (g_first_t - (ends - rv.range_ms)) / 1000.0
@@ -273,7 +259,7 @@ def _extrapolation(
         g_factor = (g_sampled + g_dur_start + g_dur_end) / g_div
         if is_rate:
             g_factor = g_factor / (rv.range_ms / 1000.0)
-    return g_sampled, g_dur_start, g_dur_end, g_div, g_factor
+    return g_ok, g_sampled, g_dur_start, g_dur_end, g_div, g_factor
 
 
 def instant_delta(rv: RangeVector, is_rate: bool) -> Vector:

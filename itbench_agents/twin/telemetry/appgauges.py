@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .noise import key64, uniform
 from .profile import Profile
-from .seriesdb import SeriesDef
+from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
 
 NODES = GroupResource("", "nodes")
@@ -96,11 +95,6 @@ class AppGaugeFamily:
         out: dict[str, list[SeriesDef]] = {}
         times = np.asarray([s.since for s in snaps], dtype=np.float64)
 
-        def add(
-            metric: str, labels: dict[str, str], render: Any, start: float, end: float = math.inf
-        ) -> None:
-            out.setdefault(metric, []).append(SeriesDef({"__name__": metric, **labels}, render, start, end))
-
         # extra gauges
         table: dict[tuple[str, tuple[tuple[str, str], ...], str], np.ndarray] = {}
         for i, s in enumerate(snaps):
@@ -115,7 +109,7 @@ class AppGaugeFamily:
         for (metric, lbls, svc), arr in table.items():
             labels = {"namespace": ns, "job": f"{ns}/{svc}", **dict(lbls)}
             first = float(times[np.nonzero(~np.isnan(arr))[0][0]])
-            add(metric, labels, _profile_render(Profile(times, arr)), first)
+            add_series(out, metric, labels, _profile_render(Profile(times, arr)), first)
 
         # datastores
         for svc in sorted(self.ctx.services()):
@@ -144,25 +138,33 @@ class AppGaugeFamily:
             start = float(times[0])
             conn = Profile(times, np.where(ready > 0, clients * (4 if kind == "redis" else 5) + 1, 0.0))
             if kind == "redis":
-                add("redis_up", labels, up, start)
-                add(
+                add_series(out, "redis_up", labels, up, start)
+                add_series(
+                    out,
                     "redis_memory_used_bytes",
                     labels,
                     _profile_render(Profile(times, np.where(mem > 0, mem, 2.5e6))),
                     start,
                 )
-                add("redis_connected_clients", labels, _profile_render(conn), start)
-                add(
+                add_series(out, "redis_connected_clients", labels, _profile_render(conn), start)
+                add_series(
+                    out,
                     "redis_commands_processed_total",
                     labels,
                     _counter_render(Profile(times, calls * 2), dkey),
                     start,
                 )
             else:
-                add("pg_up", labels, up, start)
+                add_series(out, "pg_up", labels, up, start)
                 db = {**labels, "datname": "otel"}
-                add("pg_stat_database_numbackends", db, _profile_render(conn), start)
-                add("pg_stat_database_xact_commit", db, _counter_render(Profile(times, calls), dkey), start)
+                add_series(out, "pg_stat_database_numbackends", db, _profile_render(conn), start)
+                add_series(
+                    out,
+                    "pg_stat_database_xact_commit",
+                    db,
+                    _counter_render(Profile(times, calls), dkey),
+                    start,
+                )
 
         # up
         first = (
@@ -170,7 +172,8 @@ class AppGaugeFamily:
             if self.ctx.twin.store.log
             else (float(times[0]) if len(times) else 0.0)
         )
-        add(
+        add_series(
+            out,
             "up",
             {"job": "kube-state-metrics", "instance": "kube-state-metrics:8080"},
             lambda t: np.ones(len(t)),
@@ -178,7 +181,8 @@ class AppGaugeFamily:
         )
         for rec in self.ctx.history.of(NODES):
             for job, port in (("kubelet", 10250), ("node-exporter", 9100)):
-                add(
+                add_series(
+                    out,
                     "up",
                     {"job": job, "instance": f"{rec.name}:{port}", "node": rec.name},
                     lambda t: np.ones(len(t)),

@@ -21,7 +21,7 @@ from .context import TelemetryContext
 from .history import Instance, ObjRecord
 from .noise import key64, normal, uniform
 from .profile import Profile
-from .seriesdb import SeriesDef
+from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
 
 Obj = dict[str, Any]
@@ -122,12 +122,18 @@ class _ContainerModel:
         return out
 
 
+ContainerModels = list[tuple[dict[str, str], _ContainerModel]]
+"""A pod's containers that ran: (series labels, usage model), as :meth:`CadvisorFamily.containers` gives."""
+
+
 class CadvisorFamily:
     def __init__(self, ctx: TelemetryContext) -> None:
         self.ctx = ctx
         self._token: object = None
         self._series: dict[str, list[SeriesDef]] = {}
-        self._pod_cache: dict[tuple[str, str], tuple[object, dict[str, list[SeriesDef]]]] = {}
+        self._pod_cache: dict[
+            tuple[str, str], tuple[object, dict[str, list[SeriesDef]], ContainerModels]
+        ] = {}
 
     def metadata(self) -> dict[str, MetricMetadata]:
         return {**CADVISOR_META, **NODE_META}
@@ -136,24 +142,27 @@ class CadvisorFamily:
         tok = (self.ctx.history.token, self.ctx.health_token())
         if tok != self._token:
             merged: dict[str, list[SeriesDef]] = {}
+            models: ContainerModels = []
             for rec in self.ctx.history.of(PODS):
                 key = (rec.namespace, rec.name)
                 sub = (len(rec.objs), self.ctx.health_token())
                 cached = self._pod_cache.get(key)
                 if cached is None or cached[0] != sub:
-                    cached = (sub, self._pod_series(rec))
+                    pod_models = self.containers(rec)
+                    cached = (sub, self._pod_series(rec, pod_models), pod_models)
                     self._pod_cache[key] = cached
                 for metric, defs in cached[1].items():
                     merged.setdefault(metric, []).extend(defs)
-            for metric, defs in self._node_series().items():
+                models.extend(cached[2])
+            for metric, defs in self._node_series(models).items():
                 merged.setdefault(metric, []).extend(defs)
             self._series = merged
             self._token = tok
         return self._series.get(name, [])
 
     # ------------------------------------------------------------------ containers
-    def containers(self, rec: ObjRecord) -> list[tuple[dict[str, str], _ContainerModel]]:
-        last = next((o for o in reversed(rec.objs) if o is not None), None)
+    def containers(self, rec: ObjRecord) -> ContainerModels:
+        last = rec.latest
         if last is None:
             return []
         insts = self.ctx.instances(rec)
@@ -180,36 +189,49 @@ class CadvisorFamily:
             out.append((labels, _ContainerModel(self.ctx, last, c, service, cname == main_name, ci)))
         return out
 
-    def _pod_series(self, rec: ObjRecord) -> dict[str, list[SeriesDef]]:
+    def _pod_series(self, rec: ObjRecord, models: ContainerModels) -> dict[str, list[SeriesDef]]:
         out: dict[str, list[SeriesDef]] = {}
         seed = self.ctx.seed
 
-        def add(metric: str, labels: dict[str, str], render: Any, start: float, end: float) -> None:
-            out.setdefault(metric, []).append(SeriesDef({"__name__": metric, **labels}, render, start, end))
-
-        for labels, cm in self.containers(rec):
+        for labels, cm in models:
             start, end = float(cm.starts.min()), float(cm.ends.max())
             k = key64(seed, "cadvisor", rec.namespace, rec.name, labels["container"])
-            add("container_cpu_usage_seconds_total", labels, _cpu_render(cm, k), start, end)
-            add("container_memory_working_set_bytes", labels, _mem_render(cm, k, 1.0), start, end)
-            add("container_memory_rss", labels, _mem_render(cm, k, 0.85), start, end)
-            add("container_spec_memory_limit_bytes", labels, _const_render(cm, cm.mem_limit), start, end)
-            add("container_start_time_seconds", labels, _start_render(cm), start, end)
-            add("container_oom_events_total", labels, _oom_render(cm), start, end)
+            add_series(out, "container_cpu_usage_seconds_total", labels, _cpu_render(cm, k), start, end)
+            add_series(out, "container_memory_working_set_bytes", labels, _mem_render(cm, k, 1.0), start, end)
+            add_series(out, "container_memory_rss", labels, _mem_render(cm, k, 0.85), start, end)
+            add_series(
+                out, "container_spec_memory_limit_bytes", labels, _const_render(cm, cm.mem_limit), start, end
+            )
+            add_series(out, "container_start_time_seconds", labels, _start_render(cm), start, end)
+            add_series(out, "container_oom_events_total", labels, _oom_render(cm), start, end)
             if cm.cpu_limit > 0:
-                add("container_spec_cpu_quota", labels, _const_render(cm, cm.cpu_limit * 100000), start, end)
-                add("container_spec_cpu_period", labels, _const_render(cm, 100000.0), start, end)
-                add("container_cpu_cfs_periods_total", labels, _periods_render(cm), start, end)
-                add("container_cpu_cfs_throttled_periods_total", labels, _throttled_render(cm, k), start, end)
+                add_series(
+                    out,
+                    "container_spec_cpu_quota",
+                    labels,
+                    _const_render(cm, cm.cpu_limit * 100000),
+                    start,
+                    end,
+                )
+                add_series(out, "container_spec_cpu_period", labels, _const_render(cm, 100000.0), start, end)
+                add_series(out, "container_cpu_cfs_periods_total", labels, _periods_render(cm), start, end)
+                add_series(
+                    out,
+                    "container_cpu_cfs_throttled_periods_total",
+                    labels,
+                    _throttled_render(cm, k),
+                    start,
+                    end,
+                )
         return out
 
     # ------------------------------------------------------------------ nodes
-    def _node_series(self) -> dict[str, list[SeriesDef]]:
+    def _node_series(self, models: ContainerModels) -> dict[str, list[SeriesDef]]:
+        """Node series from the container models of every pod (``models``, as cached with the pods)."""
         snaps_t = self.ctx.snapshot_times()
-        models = [(lbl, cm) for rec in self.ctx.history.of(PODS) for lbl, cm in self.containers(rec)]
         out: dict[str, list[SeriesDef]] = {}
         for rec in self.ctx.history.of(NODES):
-            last = next((o for o in reversed(rec.objs) if o is not None), None)
+            last = rec.latest
             if last is None:
                 continue
             node = rec.name
@@ -242,30 +264,13 @@ class CadvisorFamily:
                     vals = (1.0 - per_cpu) if share is None else per_cpu * share
                     prof = Profile(ta, vals)
                     add_l = {**base, "cpu": str(cpu), "mode": mode}
-                    out.setdefault("node_cpu_seconds_total", []).append(
-                        SeriesDef(
-                            {"__name__": "node_cpu_seconds_total", **add_l},
-                            _node_cpu_render(prof, k + cpu),
-                            start,
-                            end,
-                        )
+                    add_series(
+                        out, "node_cpu_seconds_total", add_l, _node_cpu_render(prof, k + cpu), start, end
                     )
-            out.setdefault("node_memory_MemTotal_bytes", []).append(
-                SeriesDef(
-                    {"__name__": "node_memory_MemTotal_bytes", **base},
-                    _const(mem_total),
-                    start,
-                    end,
-                )
-            )
+            add_series(out, "node_memory_MemTotal_bytes", base, _const(mem_total), start, end)
             avail = Profile(ta, np.maximum(mem_total - used_mem, 0.0))
-            out.setdefault("node_memory_MemAvailable_bytes", []).append(
-                SeriesDef(
-                    {"__name__": "node_memory_MemAvailable_bytes", **base},
-                    _gauge_render(avail, k, 0.005),
-                    start,
-                    end,
-                )
+            add_series(
+                out, "node_memory_MemAvailable_bytes", base, _gauge_render(avail, k, 0.005), start, end
             )
         return out
 

@@ -47,6 +47,11 @@ class ObjRecord:
         return self.objs[i] if i >= 0 else None
 
     @property
+    def latest(self) -> Obj | None:
+        """The last version that existed (``None`` if the object never did)."""
+        return next((o for o in reversed(self.objs) if o is not None), None)
+
+    @property
     def first(self) -> float:
         return self.times[0]
 

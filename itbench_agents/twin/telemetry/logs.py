@@ -158,7 +158,7 @@ class PodLogSource:
             return self._streams
         out: list[_Stream] = []
         for rec in self.ctx.history.of(PODS):
-            last = next((o for o in reversed(rec.objs) if o is not None), None)
+            last = rec.latest
             if last is None:
                 continue
             spec = last.get("spec") or {}

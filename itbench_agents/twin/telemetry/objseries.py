@@ -18,7 +18,7 @@ import numpy as np
 from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .history import ObjRecord
-from .seriesdb import SeriesDef
+from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
 
 Obj = dict[str, Any]
@@ -75,8 +75,7 @@ def object_series(rec: ObjRecord, fn: SampleFn, extra: dict[str, str]) -> dict[s
         start = float(times[present[0]])
         after = present[-1] + 1
         end = float(times[after]) if after < n else math.inf
-        labels = {"__name__": metric, **dict(lbls), **extra}
-        out.setdefault(metric, []).append(SeriesDef(labels, _version_render(index, arr), start, end))
+        add_series(out, metric, {**dict(lbls), **extra}, _version_render(index, arr), start, end)
     return out
 
 

@@ -37,6 +37,18 @@ class SeriesDef:
             self.labels = {k: v for k, v in self.labels.items() if v != ""}
 
 
+def add_series(
+    out: dict[str, list[SeriesDef]],
+    metric: str,
+    labels: dict[str, str],
+    render: Render,
+    start: float = -math.inf,
+    end: float = math.inf,
+) -> None:
+    """Append the series ``{__name__=metric, **labels}`` to ``out[metric]``."""
+    out.setdefault(metric, []).append(SeriesDef({"__name__": metric, **labels}, render, start, end))
+
+
 class Family(Protocol):
     """A group of metrics with one producer (span metrics, kube-state-metrics, cAdvisor...)."""
 

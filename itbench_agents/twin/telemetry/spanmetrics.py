@@ -24,7 +24,7 @@ from ..health import AppHealth
 from .context import TelemetryContext
 from .noise import key64, uniform
 from .profile import Profile
-from .seriesdb import SeriesDef
+from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
 
 BUCKETS_MS: tuple[float, ...] = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
@@ -196,24 +196,12 @@ class SpanMetricsFamily:
                     "job": f"{ns}/{svc}",
                 }
                 group = _HistogramGroup(prof, key64(seed, "spanmetrics", svc, span, kind, status))
-                out.setdefault(CALLS, []).append(
-                    SeriesDef({"__name__": CALLS, **base}, group.column(0), start)
-                )
-                out.setdefault(DURATION + "_count", []).append(
-                    SeriesDef({"__name__": DURATION + "_count", **base}, group.column(0), start)
-                )
-                out.setdefault(DURATION + "_sum", []).append(
-                    SeriesDef({"__name__": DURATION + "_sum", **base}, group.column(1), start)
-                )
+                add_series(out, CALLS, base, group.column(0), start)
+                add_series(out, DURATION + "_count", base, group.column(0), start)
+                add_series(out, DURATION + "_sum", base, group.column(1), start)
                 for j, le in enumerate(LE_LABELS):
                     col = 2 + j if j < len(BUCKETS_MS) else 0
-                    out.setdefault(DURATION + "_bucket", []).append(
-                        SeriesDef(
-                            {"__name__": DURATION + "_bucket", **base, "le": le},
-                            group.column(col),
-                            start,
-                        )
-                    )
+                    add_series(out, DURATION + "_bucket", {**base, "le": le}, group.column(col), start)
         self._series = out
 
 

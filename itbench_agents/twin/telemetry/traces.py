@@ -401,7 +401,7 @@ class SampledTraceSource:
         if self._pods_token != self.ctx.history.token:
             idx: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
             for rec in self.ctx.history.of(PODS):
-                last = next((o for o in reversed(rec.objs) if o is not None), None)
+                last = rec.latest
                 if last is not None:
                     idx.setdefault(self.ctx.service_of(last), []).append((rec.name, rec.alive_intervals()))
             self._pods, self._pods_token = idx, self.ctx.history.token
