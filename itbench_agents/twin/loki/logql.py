@@ -34,7 +34,7 @@ from .nodes import (
 )
 from .parser import parse_logql
 from .pipeline import ERROR, Pipeline, eval_pred
-from .regex import matches_label, python_safe
+from .regex import matches_label, pushdown_ok
 from .units import parse_bytes, parse_go_duration
 
 LabelKey = tuple[tuple[str, str], ...]
@@ -56,7 +56,7 @@ def select_streams(
     Sources match selectors with Python's backtracking ``re``; a pattern that could take exponential
     time there is not handed to the source (it then returns a superset) but applied here in linear time.
     """
-    for_source = [m for m in matchers if m.op in ("=", "!=") or python_safe(m.value)]
+    for_source = [m for m in matchers if m.op in ("=", "!=") or pushdown_ok(m.value)]
     regexes = [m for m in matchers if m.op in ("=~", "!~")]
     streams = source.streams(for_source, start_ns, end_ns)
     if not regexes:

@@ -8,10 +8,21 @@ no catastrophic backtracking: a query such as ``|~ "(.*)*x"`` cannot hang the tw
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 import re2
+
+from ..prometheus.regex import pushdown_ok, python_safe
+
+__all__ = [
+    "Regex",
+    "RegexError",
+    "compile_anchored",
+    "compile_go",
+    "matches_label",
+    "pushdown_ok",
+    "python_safe",
+]
 
 Regex = Any  # a compiled ``re2`` pattern: search / match / fullmatch / groupindex like ``re``
 
@@ -64,20 +75,3 @@ def matches_label(op: str, pattern: str, value: str) -> bool:
         return value != pattern
     hit = compile_anchored(pattern).search(value) is not None
     return hit if op == "=~" else not hit
-
-
-_NESTED = re.compile(r"[*+}?]\)*[*+{]|\)[*+{]")
-
-
-def python_safe(pattern: str) -> bool:
-    """Whether Python's backtracking ``re`` (used by sources for selector matchers) runs ``pattern``
-    in bounded time: no quantified group and no stacked quantifiers, at most three unbounded ones."""
-    if _NESTED.search(pattern):
-        return False
-    if len(re.findall(r"(?<!\\)[*+]|\{\d+,\}", pattern)) > 3:
-        return False
-    try:  # RE2 syntax Python lacks (``(?<name>``, ``\pN``) must not reach a source either
-        re.compile(f"(?:{pattern})", re.DOTALL)
-    except (re.error, RecursionError, OverflowError, ValueError):
-        return False
-    return True

@@ -45,13 +45,14 @@ def pushdown_ok(pattern: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def python_safe(pattern: str) -> bool:
     """Whether Python's ``re`` runs ``pattern`` in bounded time (no quantified groups or stacked
-    quantifiers, few unbounded repeats) and compiles it at all."""
+    quantifiers, few unbounded repeats) and compiles it at all. Shared with LogQL stream selectors
+    (:mod:`..loki.regex` re-exports it)."""
     if _NESTED.search(pattern):
         return False
     if len(re.findall(r"(?<!\\)[*+]|\{\d+,\}", pattern)) > 3:
         return False
-    try:
+    try:  # RE2 syntax Python lacks (``(?<name>``, ``\pN``) must not reach a source either
         re.compile(f"(?:{pattern})", re.DOTALL)
-    except re.error:
+    except (re.error, RecursionError, OverflowError, ValueError):
         return False
     return True
