@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..controllers import coredns
-from ..faults.chaos import CHAOS_GRS, GROUP, chaos_crds, pick, selects, validate_chaos
+from ..controllers.kinds import CRDS, NAMESPACES
+from ..faults.chaos import (
+    CHAOS_GRS,
+    GROUP,
+    ActiveChaos,
+    chaos_crds,
+    picked_pods,
+    selector_of,
+    validate_chaos,
+)
 from ..faults.containers import (
     ImageCatalogue,
     VerdictInputs,
@@ -30,9 +39,22 @@ from ..faults.effects import Effects, chaos_effects, flag_effects
 from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
 from ..faults.schedule import SCHEDULES, ScheduleRunner
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, GroupResource, clone
+from ..kube.store import ChangeEvent, GroupResource, clone, rfc3339
 from ..runtime import VERIFY_ENV, ContainerVerdict, ResourceUsage, StaleCacheError, VerdictReads
-from .cluster import CONFIGMAPS, DEPLOYMENTS, PODS, STATEFULSETS, ClusterView, matches, resolve_env
+from .cluster import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ENDPOINTS,
+    NETPOLS,
+    NODES,
+    PODS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+    ClusterView,
+    matches,
+    resolve_env,
+)
 from .model import AppModel
 from .network import connect
 from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
@@ -41,21 +63,16 @@ if TYPE_CHECKING:
     from ..instance import Twin
 
 Obj = dict[str, Any]
-CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
-NAMESPACES = GroupResource("", "namespaces")
-NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
-SERVICES = GroupResource("", "services")
-ENDPOINTS = GroupResource("", "endpoints")
 log = logging.getLogger(__name__)
 
 _RELEVANT = {
-    GroupResource("", "pods"),
+    PODS,
     SERVICES,
-    GroupResource("", "configmaps"),
-    GroupResource("", "secrets"),
-    GroupResource("", "nodes"),
-    GroupResource("apps", "deployments"),
-    GroupResource("apps", "statefulsets"),
+    CONFIGMAPS,
+    SECRETS,
+    NODES,
+    DEPLOYMENTS,
+    STATEFULSETS,
     NETPOLS,
     NAMESPACES,  # their labels feed NetworkPolicy namespaceSelectors (only looked at when policies exist)
     *CHAOS_GRS.values(),
@@ -98,6 +115,8 @@ class BehaviourModel:
         """How much of the store's change log the kept effects have been checked against."""
         self._flag_pods: set[str] = set()
         self._derived_gen = 0
+        self._chaos_gen_key: tuple[int, float] | None = None
+        """(resourceVersion, now) of the last bump of ``_derived_gen`` for active chaos."""
         self._verify = os.environ.get(VERIFY_ENV, "") == "1"
         self._flag_cache: dict[str, dict[str, float]] = {}
         self._last_recompute = float("-inf")
@@ -212,8 +231,6 @@ class BehaviourModel:
     def _set_status(self, gr: GroupResource, obj: Obj, *, injected: bool) -> None:
         new = clone(obj)
         t = self.twin.scheduler.now()
-        from ..kube.store import rfc3339
-
         new["status"] = {
             "experiment": {"desiredPhase": "Run" if injected else "Stop"},
             "conditions": [
@@ -229,19 +246,13 @@ class BehaviourModel:
             log.debug("chaos status update skipped: %s", e)
 
     def _kill_pods(self, obj: Obj, spec: Obj) -> None:
-        from ..faults.chaos import ActiveChaos, selector_of
-
         namespaces, labels, names = selector_of(spec, obj["metadata"].get("namespace", "default"))
         ch = ActiveChaos(
             "PodChaos", obj["metadata"]["name"], obj["metadata"].get("namespace", ""), "", spec, 0.0, None,
             "pod-kill", namespaces, labels, names,
         )  # fmt: skip
-        pods = [
-            p
-            for p in self.twin.store.list(PODS)
-            if selects(ch, p) and not p["metadata"].get("deletionTimestamp")
-        ]
-        for p in pick(ch, pods):  # Chaos Mesh's gracePeriod (default 0: killed at once)
+        # Chaos Mesh's gracePeriod (default 0: killed at once)
+        for p in picked_pods(ch, self.twin.store.list(PODS)):
             delete_pod(self.twin.store, p, int(spec.get("gracePeriod") or 0))
 
     # ------------------------------------------------------------------ health
@@ -445,6 +456,7 @@ class BehaviourModel:
             ):
                 always = True
         key = (pod.get("metadata", {}).get("uid", ""), container.get("name", ""))
+        # where its ConfigMaps and Secrets are read
         pod_ns = str(pod.get("metadata", {}).get("namespace") or self.app.namespace)
         started_env = None
         if is_running(pod, container.get("name", ""), init):
@@ -459,22 +471,19 @@ class BehaviourModel:
                     self.env_snaps[key] = res.env  # a (re)started process reads its env now
         v = decide(inp, pod, container, init=init, node=node, now=now, started_env=started_env)
         reads = VerdictReads(
-            objects=self._objects_read(pod, container, workloads_read or ()),
+            objects=self._objects_read(pod, pod_ns, container, workloads_read or ()),
             derived=self._derived_state(service, key, view, fx),
             always=always,
         )
         return v, reads
 
     def _objects_read(
-        self, pod: Obj, container: Obj, workloads: tuple[str, ...]
+        self, pod: Obj, pod_ns: str, container: Obj, workloads: tuple[str, ...]
     ) -> frozenset[tuple[Any, str, str]]:
         """API objects a verdict reads by name: the pod, its node, the owning workload, and every
-        ConfigMap / Secret its env or volumes name (read in the pod's namespace)."""
-        from .cluster import DEPLOYMENTS, NODES, SECRETS, STATEFULSETS
-
+        ConfigMap / Secret its env or volumes name (read in ``pod_ns``, the pod's namespace)."""
         meta = pod.get("metadata", {})
         ns = self.app.namespace
-        pod_ns = str(meta.get("namespace") or ns)  # where its ConfigMaps and Secrets are read
         out: set[tuple[Any, str, str]] = {
             (PODS, str(meta.get("namespace", "")), str(meta.get("name", ""))),
             (NODES, "", str(pod.get("spec", {}).get("nodeName") or "")),
@@ -520,7 +529,12 @@ class BehaviourModel:
     def derived_generation(self, now: float) -> int:
         view, _ = self._view_and_effects(now)
         if view.chaos:
-            self._derived_gen += 1  # active chaos: every verdict is asked again
+            # active chaos picks pods by live selection and time window: every verdict is asked
+            # again once per store state and instant (not on every call at the same one)
+            key = (self.twin.store.resource_version, now)
+            if key != self._chaos_gen_key:
+                self._chaos_gen_key = key
+                self._derived_gen += 1
         return self._derived_gen
 
     def still_current(self, reads: VerdictReads, now: float) -> bool:

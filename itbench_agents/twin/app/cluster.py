@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..faults.chaos import CHAOS_GRS, ActiveChaos, active_experiments
-from ..kube.store import GroupResource, ObjectStore
+from ..controllers.kinds import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ENDPOINTS,
+    NETPOLS,
+    NODES,
+    PODS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+)
+from ..faults.chaos import CHAOS_GRS, ActiveChaos, active_experiments, picked
+from ..kube.store import ObjectStore
 from .model import AppModel, Service
 
 Obj = dict[str, Any]
-
-PODS = GroupResource("", "pods")
-SERVICES = GroupResource("", "services")
-CONFIGMAPS = GroupResource("", "configmaps")
-SECRETS = GroupResource("", "secrets")
-ENDPOINTS = GroupResource("", "endpoints")
-NODES = GroupResource("", "nodes")
-DEPLOYMENTS = GroupResource("apps", "deployments")
-STATEFULSETS = GroupResource("apps", "statefulsets")
-NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
 
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
@@ -288,17 +290,8 @@ class ClusterView:
         """Service → its pods (any state), computed on first use."""
         if self._instances is None:
             self._instances = {s: [] for s in self.services}
-            for name, svc in self.services.items():
-                w = self.workloads.get(svc.workload or name)
-                if w is None or svc.external:
-                    continue
-                sel = (w.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-                for pod in self.select(sel):
-                    if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
-                        continue
-                    c = find_container(pod, svc.container or name)
-                    if c is None:
-                        continue
+            for name in self.services:
+                for pod, c in self._service_pods(name):
                     env = self.env_of(pod, c)
                     runs_as = self._runs_as(name, c)
                     self._instances[runs_as if runs_as in self._instances else name].append(
@@ -312,19 +305,25 @@ class ClusterView:
             return self.instances.get(service, [])
         cache: dict[str, list[Instance]] = self.__dict__.setdefault("_one", {})
         if service not in cache:
-            svc = self.services[service]
-            w = self.workloads.get(svc.workload or service)
-            out: list[Instance] = []
-            if w is not None and not svc.external:
-                sel = (w.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-                for pod in self.select(sel):
-                    if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
-                        continue
-                    c = find_container(pod, svc.container or service)
-                    if c is not None:
-                        out.append(Instance(pod, c, self.env_of(pod, c), is_ready(pod), service))
-            cache[service] = out
+            cache[service] = [
+                Instance(pod, c, self.env_of(pod, c), is_ready(pod), service)
+                for pod, c in self._service_pods(service)
+            ]
         return cache[service]
+
+    def _service_pods(self, name: str) -> Iterator[tuple[Obj, Obj]]:
+        """(pod, container) of each unfinished pod of service ``name``'s workload, in name order."""
+        svc = self.services[name]
+        w = self.workloads.get(svc.workload or name)
+        if w is None or svc.external:
+            return
+        sel = (w.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
+        for pod in self.select(sel):
+            if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            c = find_container(pod, svc.container or name)
+            if c is not None:
+                yield pod, c
 
     def _runs_as(self, name: str, container: Obj) -> str:
         cmd = container.get("command") or []
@@ -359,7 +358,7 @@ class ClusterView:
             if not inst.ready or inst.runs_as != service:
                 continue
             if any(
-                ch.kind == "PodChaos" and ch.action == "pod-failure" and _picked(self, ch, inst.pod)
+                ch.kind == "PodChaos" and ch.action == "pod-failure" and picked(self, ch, inst.pod)
                 for ch in self.chaos
             ):
                 continue
@@ -368,7 +367,7 @@ class ClusterView:
         return out
 
     def chaos_on(self, pod: Obj, kind: str) -> list[ActiveChaos]:
-        return [ch for ch in self.chaos if ch.kind == kind and _picked(self, ch, pod)]
+        return [ch for ch in self.chaos if ch.kind == kind and picked(self, ch, pod)]
 
     def service_of_pod(self, pod: Obj) -> str | None:
         uid = pod["metadata"].get("uid")
@@ -376,17 +375,3 @@ class ClusterView:
             if any(i.pod["metadata"].get("uid") == uid for i in insts):
                 return name
         return None
-
-
-def _picked(view: ClusterView, ch: ActiveChaos, pod: Obj) -> bool:
-    from ..faults.chaos import pick, selects
-
-    if not selects(ch, pod):
-        return False
-    cache: dict[str, set[str]] = view.__dict__.setdefault("_pick_cache", {})
-    if ch.uid not in cache:
-        pods = [
-            p for p in view.store.list(PODS) if selects(ch, p) and not p["metadata"].get("deletionTimestamp")
-        ]
-        cache[ch.uid] = {p["metadata"]["name"] for p in pick(ch, pods)}
-    return pod["metadata"]["name"] in cache[ch.uid]

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..controllers import coredns
-from ..faults.chaos import ActiveChaos, parse_duration, target_selects
-from ..kube.store import GroupResource
+from ..controllers.kinds import NAMESPACES, NETPOLS
+from ..faults.chaos import ActiveChaos, parse_duration, picked, target_selects
 from . import netpol
 from .cluster import PODS as _PODS
 from .cluster import SERVICES as _SERVICES
-from .cluster import ClusterView, Instance, _picked, is_ready, matches
+from .cluster import ClusterView, Instance, is_ready, matches
 from .model import Dependency, Operation
 
 Obj = dict[str, Any]
@@ -26,8 +26,6 @@ COREDNS = netpol.Endpoint(
     coredns.NAMESPACE, dict(coredns.LABELS), "10.244.0.2", {"dns": 53, "dns-tcp": 53, "metrics": 9153}
 )
 """Where the cluster's DNS queries land (CoreDNS behind the kube-dns Service), for egress policies."""
-_NETPOLS = GroupResource("networking.k8s.io", "networkpolicies")
-_NAMESPACES = GroupResource("", "namespaces")
 
 # client-side error texts per stack: (refused, dns, timeout)
 _MESSAGES = {
@@ -335,18 +333,14 @@ def _endpoint(view: ClusterView, inst: Instance) -> netpol.Endpoint:
 
 
 def _policies(view: ClusterView, ns: str) -> list[Obj]:
-    return view.netpols if ns == view.ns else view.store.list(_NETPOLS, ns)
+    return view.netpols if ns == view.ns else view.store.list(NETPOLS, ns)
 
 
 def _namespace_labels(view: ClusterView, ns: str) -> dict[str, str]:
-    obj = view.store.get(_NAMESPACES, "", ns)
+    obj = view.store.get(NAMESPACES, "", ns)
     labels = dict((obj or {}).get("metadata", {}).get("labels") or {})
     labels.setdefault("kubernetes.io/metadata.name", ns)  # the apiserver always sets it
     return labels
-
-
-def _port_names(inst: Instance) -> set[str]:
-    return {p.get("name", "") for p in inst.container.get("ports") or []}
 
 
 def _network_chaos(view: ClusterView, caller: Instance | None, conn: Conn, stack: str) -> None:
@@ -366,8 +360,8 @@ def _network_chaos(view: ClusterView, caller: Instance | None, conn: Conn, stack
 def _edge_hit(view: ClusterView, ch: ActiveChaos, caller: Instance | None, callee: Instance) -> bool:
     direction = ch.spec.get("direction", "to")
     has_target = isinstance(ch.spec.get("target"), dict)
-    caller_picked = caller is not None and _picked(view, ch, caller.pod)
-    callee_picked = _picked(view, ch, callee.pod)
+    caller_picked = caller is not None and picked(view, ch, caller.pod)
+    callee_picked = picked(view, ch, callee.pod)
     if not has_target:
         return caller_picked or callee_picked
     caller_tgt = caller is not None and target_selects(ch, caller.pod)

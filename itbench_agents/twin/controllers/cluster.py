@@ -11,21 +11,26 @@ from typing import Any
 
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, GroupResource, clone
+from ..kube.store import ChangeEvent, clone
 from .admission import namespace_usage
 from .base import Controller, update_object, update_status
 from .bootstrap import default_service_account, root_ca_configmap
 from .events import record_event
-from .index import is_terminal
-from .kinds import CONFIGMAPS, NAMESPACES, NODES, PODS, RESOURCEQUOTAS, SERVICEACCOUNTS
-from .podscheduler import node_ready
+from .index import is_terminal, node_ready
+from .kinds import (
+    CONFIGMAPS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RESOURCEQUOTAS,
+    SERVICEACCOUNTS,
+)
 from .quantity import format_quantity
 
 Obj = dict[str, Any]
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
-STORAGECLASSES = GroupResource("storage.k8s.io", "storageclasses")
 
 
 class ServiceAccountController(Controller):

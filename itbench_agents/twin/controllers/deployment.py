@@ -20,7 +20,7 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_object, update_status
 from .events import record_event
-from .index import controller_uid, is_terminal
+from .index import controller_uid, is_terminal, owner_ref
 from .kinds import DEPLOYMENTS, PODS, REPLICASETS
 from .workload import template_hash
 
@@ -182,16 +182,7 @@ class DeploymentController(Controller):
                 "namespace": d["metadata"]["namespace"],
                 "labels": labels,
                 "annotations": annotations,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": d["metadata"]["name"],
-                        "uid": d["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [owner_ref(d, "apps/v1", "Deployment")],
             },
             "spec": {
                 "replicas": 0,

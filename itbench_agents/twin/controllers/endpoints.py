@@ -10,13 +10,16 @@ from typing import Any
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone
 from .base import Controller
-from .index import is_terminal, pod_ready
+from .index import is_terminal, owner_ref, pod_ready
 from .kinds import ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES
 from .selectors import labels_of, matches_map
 
 Obj = dict[str, Any]
 
 MANAGED_BY = "endpointslice-controller.k8s.io"
+
+_PodPorts = tuple[Obj, list[tuple[Obj, int]]]
+"""A pod with the Service ports that resolve on it: (port spec, target port number)."""
 
 
 def _resolve_port(svc_port: Obj, pod: Obj) -> int | None:
@@ -30,6 +33,16 @@ def _resolve_port(svc_port: Obj, pod: Obj) -> int | None:
             if p.get("name") == tp and p.get("protocol", "TCP") == svc_port.get("protocol", "TCP"):
                 return int(p["containerPort"])
     return None
+
+
+def _target_ref(pod: Obj) -> Obj:
+    """An address's ``targetRef``: the pod behind it."""
+    return {
+        "kind": "Pod",
+        "namespace": pod["metadata"].get("namespace", ""),
+        "name": pod["metadata"]["name"],
+        "uid": pod["metadata"]["uid"],
+    }
 
 
 class EndpointsController(Controller):
@@ -141,32 +154,30 @@ class EndpointsController(Controller):
             and not p["metadata"].get("deletionTimestamp")
         ]
         ports = svc.get("spec", {}).get("ports") or []
-        self._write_endpoints(svc, pods, ports)
-        self._write_slice(svc, pods, ports)
+        # by IP, each with the Service ports it resolves (port spec, target port number)
+        resolved: list[_PodPorts] = []
+        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
+            pp = []
+            for sp in ports:
+                port = _resolve_port(sp, pod)
+                if port is not None:
+                    pp.append((sp, port))
+            resolved.append((pod, pp))
+        self._write_endpoints(svc, resolved, ports)
+        self._write_slice(svc, resolved, ports)
 
     def _address(self, pod: Obj) -> Obj:
-        a: Obj = {
-            "ip": pod["status"]["podIP"],
-            "targetRef": {
-                "kind": "Pod",
-                "namespace": pod["metadata"].get("namespace", ""),
-                "name": pod["metadata"]["name"],
-                "uid": pod["metadata"]["uid"],
-            },
-        }
+        a: Obj = {"ip": pod["status"]["podIP"], "targetRef": _target_ref(pod)}
         if pod.get("spec", {}).get("nodeName"):
             a["nodeName"] = pod["spec"]["nodeName"]
         return a
 
-    def _write_endpoints(self, svc: Obj, pods: list[Obj], ports: list[Obj]) -> None:
+    def _write_endpoints(self, svc: Obj, pods: list[_PodPorts], ports: list[Obj]) -> None:
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
         subsets: dict[tuple[tuple[str, int, str], ...], Obj] = {}
-        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
+        for pod, pod_ports in pods:
             eports = []
-            for sp in ports:
-                port = _resolve_port(sp, pod)
-                if port is None:
-                    continue
+            for sp, port in pod_ports:
                 ep: Obj = {"port": port, "protocol": sp.get("protocol", "TCP")}
                 if sp.get("name"):
                     ep["name"] = sp["name"]
@@ -202,18 +213,15 @@ class EndpointsController(Controller):
             new.pop("subsets", None)
         self.store.update(ENDPOINTS, new)
 
-    def _write_slice(self, svc: Obj, pods: list[Obj], ports: list[Obj]) -> None:
+    def _write_slice(self, svc: Obj, pods: list[_PodPorts], ports: list[Obj]) -> None:
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
         endpoints = []
         slice_ports: list[Obj] = []
-        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
-            resolved = []
-            for sp in ports:
-                port = _resolve_port(sp, pod)
-                if port is not None:
-                    resolved.append(
-                        {"name": sp.get("name", ""), "port": port, "protocol": sp.get("protocol", "TCP")}
-                    )
+        for pod, pod_ports in pods:
+            resolved = [
+                {"name": sp.get("name", ""), "port": port, "protocol": sp.get("protocol", "TCP")}
+                for sp, port in pod_ports
+            ]
             if ports and not resolved:
                 continue
             for r in resolved:
@@ -223,12 +231,7 @@ class EndpointsController(Controller):
             e: Obj = {
                 "addresses": [pod["status"]["podIP"]],
                 "conditions": {"ready": ready, "serving": ready, "terminating": False},
-                "targetRef": {
-                    "kind": "Pod",
-                    "namespace": ns,
-                    "name": pod["metadata"]["name"],
-                    "uid": pod["metadata"]["uid"],
-                },
+                "targetRef": _target_ref(pod),
             }
             if pod.get("spec", {}).get("nodeName"):
                 e["nodeName"] = pod["spec"]["nodeName"]
@@ -258,16 +261,7 @@ class EndpointsController(Controller):
                 "generateName": f"{name}-",
                 "namespace": ns,
                 "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Service",
-                        "name": name,
-                        "uid": svc["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [owner_ref(svc, "v1", "Service")],
             },
             "addressType": "IPv4",
             **body,

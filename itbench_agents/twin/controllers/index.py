@@ -154,11 +154,16 @@ def is_active(pod: Obj) -> bool:
     return not is_terminal(pod) and not pod.get("metadata", {}).get("deletionTimestamp")
 
 
-def pod_ready(pod: Obj) -> bool:
-    for c in pod.get("status", {}).get("conditions") or []:
+def is_ready(obj: Obj) -> bool:
+    """Whether a pod's or node's (first) Ready condition is True."""
+    for c in obj.get("status", {}).get("conditions") or []:
         if c.get("type") == "Ready":
             return bool(c.get("status") == "True")
     return False
+
+
+pod_ready = is_ready
+node_ready = is_ready
 
 
 def ready_since(pod: Obj) -> str | None:

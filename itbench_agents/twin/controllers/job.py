@@ -13,6 +13,7 @@ from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_status
 from .events import record_event
+from .index import owner_ref, pod_ready
 from .kinds import CRONJOBS, JOBS, PODS
 from .workload import create_pod, pod_from_template
 
@@ -158,14 +159,7 @@ class JobController(Controller):
         status["active"] = len(active)
         status["succeeded"] = succeeded
         status["failed"] = failed_pods
-        status["ready"] = sum(
-            1
-            for p in active
-            if any(
-                c.get("type") == "Ready" and c.get("status") == "True"
-                for c in p.get("status", {}).get("conditions") or []
-            )
-        )
+        status["ready"] = sum(1 for p in active if pod_ready(p))
         status["terminating"] = 0
         status["uncountedTerminatedPods"] = {}
         if conds:
@@ -342,16 +336,7 @@ class CronJobController(Controller):
                             "namespace": ns,
                             "labels": dict((tmpl.get("metadata") or {}).get("labels") or {}),
                             "annotations": {"batch.kubernetes.io/cronjob-scheduled-timestamp": rfc3339(due)},
-                            "ownerReferences": [
-                                {
-                                    "apiVersion": "batch/v1",
-                                    "kind": "CronJob",
-                                    "name": name,
-                                    "uid": cj["metadata"]["uid"],
-                                    "controller": True,
-                                    "blockOwnerDeletion": True,
-                                }
-                            ],
+                            "ownerReferences": [owner_ref(cj, "batch/v1", "CronJob")],
                         },
                         "spec": clone(tmpl.get("spec") or {}),
                     }

@@ -26,8 +26,9 @@ from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, GroupResource, rfc3339
 from ..runtime import VERIFY_ENV, ContainerVerdict, StaleCacheError, TracedRuntime, VerdictReads
 from .admission import qos_class
-from .base import Controller
+from .base import Controller, update_status
 from .events import record_event
+from .index import node_ready
 from .kinds import CONTROLLERREVISIONS, EVENTS, LEASES, NODES, PODS, RESOURCEQUOTAS
 from .verdict_watch import Slot, Token, VerdictWatch
 from .workload import fnv32a
@@ -111,6 +112,11 @@ class ContainerState:
     def restart_count(self) -> int:
         return max(0, len(self.runs) - 1)
 
+    @property
+    def sidecar(self) -> bool:
+        """An init container with ``restartPolicy: Always`` (runs alongside the main containers)."""
+        return self.init and str(self.spec.get("restartPolicy", "")) == "Always"
+
 
 @dataclass
 class PodState:
@@ -143,6 +149,11 @@ def go_duration(seconds: float) -> str:
     mins, rest = divmod(ms, 60_000)
     secs = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
     return f"{mins}m{secs}s" if mins else f"{secs}s"
+
+
+def _field_path(cs: ContainerState) -> str:
+    """The Event ``fieldPath`` of a container."""
+    return f"spec.initContainers{{{cs.name}}}" if cs.init else f"spec.containers{{{cs.name}}}"
 
 
 def _hex(*parts: object, n: int = 64) -> str:
@@ -291,10 +302,7 @@ class Kubelet(Controller):
 
     def _node_ready(self, name: str) -> bool:
         node = self._node(name)
-        return node is not None and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in node.get("status", {}).get("conditions") or []
-        )
+        return node is not None and node_ready(node)
 
     def _admit_pod(self, pod: Obj) -> None:
         meta = pod["metadata"]
@@ -366,14 +374,20 @@ class Kubelet(Controller):
             self.twin.scheduler.cancel(("kubelet", ps.uid, cs.name, t))
 
     def _event(
-        self, ps: PodState, cs: ContainerState | None, reason: str, message: str, type: str = "Normal"
+        self,
+        ps: PodState,
+        cs: ContainerState | None,
+        reason: str,
+        message: str,
+        type: str = "Normal",
+        pod: Obj | None = None,
     ) -> None:
-        pod = self._pod(ps)
+        """Record an Event about the pod (``pod``: the object to name, default: the stored pod)."""
         if pod is None:
-            return
-        fp = None
-        if cs is not None:
-            fp = f"spec.initContainers{{{cs.name}}}" if cs.init else f"spec.containers{{{cs.name}}}"
+            pod = self._pod(ps)
+            if pod is None:
+                return
+        fp = _field_path(cs) if cs is not None else None
         record_event(
             self.twin, pod, reason, message, type=type, component="kubelet", host=ps.node, field_path=fp
         )
@@ -499,7 +513,7 @@ class Kubelet(Controller):
         cs.ready = False
         self._schedule_running(ps, cs, fresh=True)
         self._publish(ps)
-        if cs.init and str(cs.spec.get("restartPolicy", "")) == "Always":
+        if cs.sidecar:
             self._init_next(ps, cs)  # sidecar: the next init container starts once this one runs
 
     def _retry_create(self, ps: PodState, cs: ContainerState) -> None:
@@ -516,7 +530,7 @@ class Kubelet(Controller):
             if cs.ready:
                 cs.ready = False
             return
-        if cs.init and str(cs.spec.get("restartPolicy", "")) != "Always":
+        if cs.init and not cs.sidecar:
             pass  # init containers have no readiness
         elif v.ready:
             if not cs.ready:
@@ -602,7 +616,7 @@ class Kubelet(Controller):
 
     def _will_restart(self, ps: PodState, cs: ContainerState, code: int) -> bool:
         policy = self._restart_policy(ps)
-        if cs.init and str(cs.spec.get("restartPolicy", "")) == "Always":
+        if cs.sidecar:
             return True
         if cs.init:
             return code != 0 and policy != "Never"
@@ -615,8 +629,7 @@ class Kubelet(Controller):
     def _after_exit(self, ps: PodState, cs: ContainerState) -> None:
         term = cs.terminated or {}
         code = int(term.get("exitCode", 1))
-        sidecar = cs.init and str(cs.spec.get("restartPolicy", "")) == "Always"
-        if cs.init and not sidecar and code == 0:
+        if cs.init and not cs.sidecar and code == 0:
             cs.done = True
             self._init_next(ps, cs)
             return
@@ -808,8 +821,7 @@ class Kubelet(Controller):
                 }
                 cs.ready = cs.started = False
             self._cancel(ps, cs, "ready", "exit", "unhealthy", "step")
-        cs_done = [c for c in ps.all()]
-        for c in cs_done:
+        for c in ps.all():
             c.done = True
         self._publish(ps)
         ps.gone = True
@@ -826,7 +838,7 @@ class Kubelet(Controller):
                 if cs.state == "running":
                     run = cs.runs[-1]
                     run.finished_at, run.exit_code, run.reason = self.now(), 143, "Error"
-                    self._event_deleted(ps, obj, cs)
+                    self._event(ps, cs, "Killing", f"Stopping container {cs.name}", pod=obj)
         for cs in ps.all():
             self._cancel(ps, cs, "ready", "exit", "unhealthy", "step")
         ps.gone = True
@@ -835,18 +847,6 @@ class Kubelet(Controller):
         for cs in ps.all():
             self._slots.pop((ps.uid, cs.index), None)
             self._watch.forget((ps.uid, cs.index))
-
-    def _event_deleted(self, ps: PodState, obj: Obj, cs: ContainerState) -> None:
-        fp = f"spec.initContainers{{{cs.name}}}" if cs.init else f"spec.containers{{{cs.name}}}"
-        record_event(
-            self.twin,
-            obj,
-            "Killing",
-            f"Stopping container {cs.name}",
-            component="kubelet",
-            host=ps.node,
-            field_path=fp,
-        )
 
     # ------------------------------------------------------------------ status
     def _container_status(self, ps: PodState, cs: ContainerState) -> Obj:
@@ -931,11 +931,7 @@ class Kubelet(Controller):
         conds.append(
             self._cond(ps, "PodReadyToStartContainers", "True" if ps.sandbox and not ps.gone else "False")
         )
-        incomplete = [
-            c.name
-            for c in ps.init
-            if not (c.done or (c.state == "running" and c.spec.get("restartPolicy") == "Always"))
-        ]
+        incomplete = [c.name for c in ps.init if not (c.done or (c.state == "running" and c.sidecar))]
         if ps.init_done or not ps.init:
             conds.append(self._cond(ps, "Initialized", "True"))
         else:
@@ -985,12 +981,7 @@ class Kubelet(Controller):
             status["initContainerStatuses"] = [self._container_status(ps, c) for c in ps.init]
         status["containerStatuses"] = [self._container_status(ps, c) for c in ps.main]
         status["qosClass"] = pod.get("status", {}).get("qosClass") or qos_class(pod)
-        if status != pod.get("status"):
-            self.store.update(
-                PODS,
-                {"metadata": {"name": ps.name, "namespace": ps.namespace}, "status": status},
-                status_only=True,
-            )
+        update_status(self.twin, PODS, pod, status)
 
 
 class _Pass:

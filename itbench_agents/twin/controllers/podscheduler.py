@@ -70,13 +70,6 @@ def _tolerates(tolerations: list[Obj], taint: Obj) -> bool:
     return False
 
 
-def node_ready(node: Obj) -> bool:
-    for c in node.get("status", {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
-
-
 def _term_matches_pod(term: Obj, pod_ns: str, other: Obj) -> bool:
     namespaces = term.get("namespaces") or [pod_ns]
     if other["metadata"].get("namespace") not in namespaces and term.get("namespaceSelector") is None:

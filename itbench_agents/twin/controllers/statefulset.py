@@ -12,7 +12,7 @@ from ..kube.store import ChangeEvent, clone
 from .admission import admit
 from .base import Controller, update_status
 from .events import record_event
-from .index import is_active, pod_ready
+from .index import is_active, owner_ref, pod_ready
 from .kinds import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS
 from .workload import create_pod, pod_from_template, template_hash
 
@@ -38,16 +38,7 @@ def ensure_revision(ctrl: Controller, owner: Obj, kind: str, template: Obj) -> t
             "name": rev_name,
             "namespace": ns,
             "labels": dict((template.get("metadata") or {}).get("labels") or {}),
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": kind,
-                    "name": name,
-                    "uid": uid,
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_ref(owner, "apps/v1", kind)],
         },
         "data": {"spec": {"template": {**clone(template), "$patch": "replace"}}},
         "revision": top + 1,

@@ -17,16 +17,14 @@ import contextlib
 from typing import Any
 
 from ..kube.errors import ApiError
-from ..kube.store import ChangeEvent, GroupResource
+from ..kube.store import ChangeEvent
 from .base import Controller, update_object, update_status
 from .events import record_event
-from .kinds import PODS, PVCS
+from .kinds import PERSISTENTVOLUMES, PODS, PVCS, STORAGECLASSES
 from .quantity import parse_quantity
 
 Obj = dict[str, Any]
 
-PVS = GroupResource("", "persistentvolumes")
-STORAGECLASSES = GroupResource("storage.k8s.io", "storageclasses")
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 RESYNC_S = 15.0
@@ -62,7 +60,7 @@ class PersistentVolumeController(Controller):
                     self.enqueue(("pv", "", vol))
             else:
                 self.enqueue(key)
-        elif ev.gr == PVS:
+        elif ev.gr == PERSISTENTVOLUMES:
             self.enqueue(("pv", "", meta["name"]))
             self.enqueue("pending")
         elif ev.gr == STORAGECLASSES:
@@ -87,32 +85,32 @@ class PersistentVolumeController(Controller):
 
     # ------------------------------------------------------------------ volumes
     def _sync_volume(self, name: str) -> None:
-        pv = self.store.get(PVS, "", name)
+        pv = self.store.get(PERSISTENTVOLUMES, "", name)
         if pv is None:
             return
         ref = pv.get("spec", {}).get("claimRef")
         phase = pv.get("status", {}).get("phase")
         if not ref:
             if phase != "Available":
-                update_status(self.twin, PVS, pv, {"phase": "Available"})
+                update_status(self.twin, PERSISTENTVOLUMES, pv, {"phase": "Available"})
             return
         pvc = self.store.get(PVCS, ref.get("namespace", ""), ref.get("name", ""))
         if pvc is not None and (not ref.get("uid") or ref.get("uid") == pvc["metadata"]["uid"]):
             if pvc.get("spec", {}).get("volumeName") == name and phase != "Bound":
-                update_status(self.twin, PVS, pv, {"phase": "Bound"})
+                update_status(self.twin, PERSISTENTVOLUMES, pv, {"phase": "Bound"})
             return
         if not ref.get("uid"):
             # pre-bound to a claim that does not exist yet
             if phase != "Available":
-                update_status(self.twin, PVS, pv, {"phase": "Available"})
+                update_status(self.twin, PERSISTENTVOLUMES, pv, {"phase": "Available"})
             return
         policy = pv.get("spec", {}).get("persistentVolumeReclaimPolicy", "Retain")
         if policy == "Delete":
             with contextlib.suppress(ApiError):
-                self.store.delete(PVS, "", name)
+                self.store.delete(PERSISTENTVOLUMES, "", name)
             return
         if phase != "Released":
-            update_status(self.twin, PVS, pv, {"phase": "Released"})
+            update_status(self.twin, PERSISTENTVOLUMES, pv, {"phase": "Released"})
 
     # ------------------------------------------------------------------ claims
     def _sync_claim(self, ns: str, name: str) -> None:
@@ -172,7 +170,7 @@ class PersistentVolumeController(Controller):
         modes = set(spec.get("accessModes") or [])
         cls = claim_class(pvc)
         fits = []
-        for pv in self.store.list(PVS):
+        for pv in self.store.list(PERSISTENTVOLUMES):
             pspec = pv.get("spec", {})
             ref = pspec.get("claimRef")
             if spec.get("volumeName") and pv["metadata"]["name"] != spec["volumeName"]:
@@ -211,8 +209,8 @@ class PersistentVolumeController(Controller):
             if by_controller:
                 obj["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bound-by-controller"] = "yes"
 
-        pv = update_object(self.twin, PVS, pv, claim_ref)
-        update_status(self.twin, PVS, pv, {"phase": "Bound"})
+        pv = update_object(self.twin, PERSISTENTVOLUMES, pv, claim_ref)
+        update_status(self.twin, PERSISTENTVOLUMES, pv, {"phase": "Bound"})
 
         def volume_name(obj: Obj) -> None:
             obj["spec"]["volumeName"] = pv["metadata"]["name"]
@@ -246,7 +244,7 @@ class PersistentVolumeController(Controller):
             "running and correctly registered.",
             component=self.name,
         )
-        if self.store.get(PVS, "", name) is None:
+        if self.store.get(PERSISTENTVOLUMES, "", name) is None:
             pv = {
                 "apiVersion": "v1",
                 "kind": "PersistentVolume",
@@ -269,7 +267,7 @@ class PersistentVolumeController(Controller):
                     },
                 },
             }
-            created = self.store.create(PVS, pv)
+            created = self.store.create(PERSISTENTVOLUMES, pv)
             record_event(
                 self.twin,
                 pvc,

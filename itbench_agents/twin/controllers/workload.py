@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..kube.store import clone, parse_rfc3339
 from .admission import admit
-from .index import pod_ready
+from .index import owner_ref, pod_ready
 from .kinds import PODS
 
 if TYPE_CHECKING:
@@ -55,16 +55,7 @@ def pod_from_template(
         "name": name,
         "namespace": owner["metadata"].get("namespace", "default"),
         "labels": labels,
-        "ownerReferences": [
-            {
-                "apiVersion": api_version,
-                "kind": kind,
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [owner_ref(owner, api_version, kind)],
     }
     if kind != "StatefulSet":
         meta["generateName"] = owner["metadata"]["name"] + "-"

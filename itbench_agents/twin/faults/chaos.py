@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..controllers.kinds import PODS
 from ..kube.store import GroupResource, parse_rfc3339
+
+if TYPE_CHECKING:
+    from ..app.cluster import ClusterView
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -367,7 +371,7 @@ def active_experiments(
         meta = obj.get("metadata", {})
         if meta.get("deletionTimestamp"):
             continue
-        if str((meta.get("annotations") or {}).get(PAUSE_ANNOTATION, "")).lower() == "true":
+        if is_paused(obj):
             continue
         spec = obj.get("spec") or {}
         if kind == "Schedule":
@@ -406,15 +410,27 @@ def active_experiments(
     return out
 
 
-def selects(ch: ActiveChaos, pod: Obj) -> bool:
+def is_paused(obj: Obj) -> bool:
+    """Whether ``obj`` carries the Chaos Mesh pause annotation."""
+    return str((obj.get("metadata", {}).get("annotations") or {}).get(PAUSE_ANNOTATION, "")).lower() == "true"
+
+
+def _pod_matches(
+    pod: Obj, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...], names: frozenset
+) -> bool:
+    """Whether a Chaos Mesh selector (explicit pod names, else namespaces and labels) matches ``pod``."""
     meta = pod.get("metadata", {})
     ns = meta.get("namespace", "")
-    if ch.pod_names:
-        return (ns, meta.get("name", "")) in ch.pod_names
-    if ns not in ch.namespaces:
+    if names:
+        return (ns, meta.get("name", "")) in names
+    if ns not in namespaces:
         return False
-    labels = meta.get("labels") or {}
-    return all(labels.get(k) == v for k, v in ch.labels)
+    pl = meta.get("labels") or {}
+    return all(pl.get(k) == v for k, v in labels)
+
+
+def selects(ch: ActiveChaos, pod: Obj) -> bool:
+    return _pod_matches(pod, ch.namespaces, ch.labels, ch.pod_names)
 
 
 def target_selects(ch: ActiveChaos, pod: Obj) -> bool:
@@ -422,14 +438,7 @@ def target_selects(ch: ActiveChaos, pod: Obj) -> bool:
     tgt = ch.spec.get("target")
     if not isinstance(tgt, dict):
         return False
-    namespaces, labels, names = selector_of(tgt, ch.namespace)
-    meta = pod.get("metadata", {})
-    if names:
-        return (meta.get("namespace", ""), meta.get("name", "")) in names
-    if meta.get("namespace", "") not in namespaces:
-        return False
-    pl = meta.get("labels") or {}
-    return all(pl.get(k) == v for k, v in labels)
+    return _pod_matches(pod, *selector_of(tgt, ch.namespace))
 
 
 def pick(ch: ActiveChaos, pods: list[Obj]) -> list[Obj]:
@@ -449,3 +458,18 @@ def pick(ch: ActiveChaos, pods: list[Obj]) -> list[Obj]:
     if mode in ("fixed-percent", "random-max-percent"):
         return pods[: max(1, len(pods) * value // 100)]
     return pods[:1]
+
+
+def picked_pods(ch: ActiveChaos, pods: list[Obj]) -> list[Obj]:
+    """The pods ``ch`` acts on among ``pods``: the selected ones not being deleted, as ``mode`` picks."""
+    return pick(ch, [p for p in pods if selects(ch, p) and not p["metadata"].get("deletionTimestamp")])
+
+
+def picked(view: ClusterView, ch: ActiveChaos, pod: Obj) -> bool:
+    """Whether ``ch`` acts on ``pod`` (the picks are cached per experiment on ``view``)."""
+    if not selects(ch, pod):
+        return False
+    cache: dict[str, set[str]] = view.__dict__.setdefault("_pick_cache", {})
+    if ch.uid not in cache:
+        cache[ch.uid] = {p["metadata"]["name"] for p in picked_pods(ch, view.store.list(PODS))}
+    return pod["metadata"]["name"] in cache[ch.uid]

@@ -332,16 +332,14 @@ def _init_verdict(view: ClusterView, pod: Obj, container: Obj, cmd: list[str]) -
 
 
 def _reachable(view: ClusterView, host: str, port: int) -> bool:
-    from ..app.cluster import PODS, SERVICES, is_ready, matches
+    from ..app.cluster import SERVICES, is_ready
 
     name = host.split(".")[0]
     svc = view.store.get(SERVICES, view.ns, name)
     if svc is None or not any(p.get("port") == port for p in svc.get("spec", {}).get("ports") or []):
         return False
     sel = svc.get("spec", {}).get("selector") or {}
-    return any(
-        matches(sel, p["metadata"].get("labels")) and is_ready(p) for p in view.store.list(PODS, view.ns)
-    )
+    return any(is_ready(p) for p in view.select(sel))
 
 
 def _memory_verdict(

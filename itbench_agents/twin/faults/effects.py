@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .chaos import parse_duration, parse_size
+from .chaos import parse_duration, parse_size, picked
 
 if TYPE_CHECKING:
     from ..app.cluster import ClusterView
@@ -113,7 +113,7 @@ def chaos_effects(effects: Effects, view: ClusterView) -> None:
         for ch in view.chaos:
             if ch.kind not in ("StressChaos", "JVMChaos"):
                 continue
-            hit = [i for i in insts if _picked(view, ch, i.pod)]
+            hit = [i for i in insts if picked(view, ch, i.pod)]
             if not hit:
                 continue
             share = len(hit) / len(insts)
@@ -183,12 +183,6 @@ def _mem_limit(container: dict) -> float | None:
     from .containers import quantity
 
     return quantity(lim.get("memory"))
-
-
-def _picked(view: ClusterView, ch: object, pod: dict) -> bool:
-    from ..app.cluster import _picked as picked
-
-    return picked(view, ch, pod)  # type: ignore[arg-type]
 
 
 def chaos_expiries(view: ClusterView) -> list[float]:

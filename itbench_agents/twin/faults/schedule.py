@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..controllers.index import owner_ref
 from ..kube.store import clone
-from .chaos import CHAOS_GRS, PAUSE_ANNOTATION, parse_duration
+from .chaos import CHAOS_GRS, PAUSE_ANNOTATION, is_paused, parse_duration
 
 if TYPE_CHECKING:
     from ..instance import Twin
@@ -51,10 +52,6 @@ def _minute_matches(field: str, m: int) -> bool:
         elif part.isdigit() and int(part) == m:
             return True
     return False
-
-
-def is_paused(obj: Obj) -> bool:
-    return str((obj.get("metadata", {}).get("annotations") or {}).get(PAUSE_ANNOTATION, "")).lower() == "true"
 
 
 class ScheduleRunner:
@@ -122,14 +119,7 @@ class ScheduleRunner:
                 "namespace": ns,
                 "labels": {MANAGED_BY: name},
                 "ownerReferences": [
-                    {
-                        "apiVersion": sched.get("apiVersion", "chaos-mesh.org/v1alpha1"),
-                        "kind": "Schedule",
-                        "name": name,
-                        "uid": sched["metadata"].get("uid"),
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
+                    owner_ref(sched, sched.get("apiVersion", "chaos-mesh.org/v1alpha1"), "Schedule")
                 ],
             },
             "spec": clone(inner),
