@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..scenario.inject import apply_operations
-from ..scenario.kinds import API_VERSION_OF_KIND
-from ..scenario.kubeapi import KubeApi, KubeApiError
+from ..scenario.kinds import matching_names
+from ..scenario.kubeapi import KubeApi
 from ..scenario.spec import Group, Scenario
 from .base import (
     AgentConfig,
@@ -31,17 +31,10 @@ from .base import (
 def entity_name(group: Group, api: KubeApi | None = None) -> str:
     """A concrete ``namespace/Kind/name`` for a ground-truth group (looks up filter-only groups)."""
     name = group.name
-    if not name and api is not None and group.kind in API_VERSION_OF_KIND:
-        import re
-
-        try:
-            for obj in api.list(API_VERSION_OF_KIND[group.kind], group.kind, group.namespace):
-                n = obj.get("metadata", {}).get("name", "")
-                if any(re.fullmatch(f, n) for f in group.filter):
-                    name = n
-                    break
-        except KubeApiError:
-            pass
+    if not name and api is not None:
+        live = matching_names(api, group)
+        if live:
+            name = live[0]
     name = name or (group.filter[0] if group.filter else group.id)
     return f"{group.namespace}/{group.kind}/{name}" if group.namespace else f"{group.kind}/{name}"
 

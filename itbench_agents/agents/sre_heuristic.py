@@ -34,11 +34,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.alerts import fetch_alerts
+from ..tools.alerts import firing
 from ..tools.context import ToolContext
 from ..tools.kubectl import kubectl_json
 from ..tools.registry import ToolError, get_tool
 from ..tools.topology import dependencies
+from ..twin.controllers.selectors import matches_map
 from ..twin.kube.store import parse_rfc3339
 from .base import (
     AgentConfig,
@@ -219,11 +220,9 @@ class HeuristicAgent:
 
     def _pods_of(self, c: Cluster, wl: dict[str, Any]) -> list[dict[str, Any]]:
         sel = wl.get("spec", {}).get("selector", {}).get("matchLabels", {}) or {}
-        return [
-            p
-            for p in c.of("pods")
-            if sel and all(p["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())
-        ]
+        if not sel:
+            return []
+        return [p for p in c.of("pods") if matches_map(sel, p["metadata"].get("labels", {}))]
 
     def _pod_trouble(self, pods: list[dict[str, Any]]) -> str | None:
         for p in pods:
@@ -423,9 +422,7 @@ class HeuristicAgent:
             matched = [
                 n
                 for n, (_, d) in workloads.items()
-                if all(
-                    d["spec"]["template"]["metadata"].get("labels", {}).get(k) == v for k, v in sel.items()
-                )
+                if matches_map(sel, d["spec"]["template"]["metadata"].get("labels", {}))
             ]
             with_service.update(matched)
             if not matched and name in workloads:
@@ -585,7 +582,7 @@ class HeuristicAgent:
         ns = task.namespaces[0] if task.namespaces else "default"
         ctx = ToolContext.for_task(task)
         try:
-            alerts = [a for a in fetch_alerts(ctx) if a.get("state") == "firing"]
+            alerts = firing(ctx)
         except ToolError as exc:
             events({"type": "error", "where": "alerts", "message": str(exc)})
             alerts = []

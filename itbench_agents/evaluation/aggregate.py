@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -105,6 +105,20 @@ def _pass_at(n: int, c: int) -> dict[int, float]:
     return {k: pass_at_k(n, c, k) for k in range(1, n + 1)}
 
 
+def _episode_stats(scored: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Timing, submission rate and usage over scored episodes (shared by scenario and group results)."""
+    tokens = [float(r.usage.input_tokens + r.usage.output_tokens) for r in scored]
+    return {
+        "mttd_wall": Stat.times([r.timing.mttd_wall_s for r in scored if not r.control]),
+        "mttd_twin": Stat.times([r.timing.mttd_twin_s for r in scored if not r.control]),
+        "mttr_wall": Stat.times([r.timing.mttr_wall_s for r in scored if not r.control]),
+        "mttr_twin": Stat.times([r.timing.mttr_twin_s for r in scored if not r.control]),
+        "submitted": mean([1.0 if r.termination == "submitted" else 0.0 for r in scored]) if scored else 0.0,
+        "tokens": mean(tokens) if scored else 0.0,
+        "cost_usd": mean([r.usage.cost_usd for r in scored]) if scored else 0.0,
+    }
+
+
 def scenario_result(records: Sequence[EpisodeRecord]) -> ScenarioResult:
     first = records[0]
     scored = [r for r in records if r.scored]
@@ -138,14 +152,8 @@ def scenario_result(records: Sequence[EpisodeRecord]) -> ScenarioResult:
         chain_f1=Stat.of(d("chain_f1")),
         pass_at_k=_pass_at(n, int(sum(diag))) if n else {},
         mitigation_pass_at_k=_pass_at(len(mit), int(sum(mit))) if mit and applicable else {},
-        mttd_wall=Stat.times([r.timing.mttd_wall_s for r in scored if not r.control]),
-        mttd_twin=Stat.times([r.timing.mttd_twin_s for r in scored if not r.control]),
-        mttr_wall=Stat.times([r.timing.mttr_wall_s for r in scored if not r.control]),
-        mttr_twin=Stat.times([r.timing.mttr_twin_s for r in scored if not r.control]),
-        submitted=mean([1.0 if r.termination == "submitted" else 0.0 for r in scored]) if scored else 0.0,
         terminations=dict(terms),
-        tokens=mean([float(r.usage.input_tokens + r.usage.output_tokens) for r in scored]) if scored else 0.0,
-        cost_usd=mean([r.usage.cost_usd for r in scored]) if scored else 0.0,
+        **_episode_stats(scored),
     )
 
 
@@ -173,13 +181,7 @@ def _macro(
         entity_f1=means(lambda r: r.entity_f1),
         chain_f1=means(lambda r: r.chain_f1),
         pass_at_1=mean([r.pass_at_k.get(1, 0.0) for r in rs]) if rs else math.nan,
-        mttd_wall=Stat.times([r.timing.mttd_wall_s for r in scored if not r.control]),
-        mttd_twin=Stat.times([r.timing.mttd_twin_s for r in scored if not r.control]),
-        mttr_wall=Stat.times([r.timing.mttr_wall_s for r in scored if not r.control]),
-        mttr_twin=Stat.times([r.timing.mttr_twin_s for r in scored if not r.control]),
-        submitted=mean([1.0 if r.termination == "submitted" else 0.0 for r in scored]) if scored else 0.0,
-        tokens=mean([float(r.usage.input_tokens + r.usage.output_tokens) for r in scored]) if scored else 0.0,
-        cost_usd=mean([r.usage.cost_usd for r in scored]) if scored else 0.0,
+        **_episode_stats(scored),
     )
 
 

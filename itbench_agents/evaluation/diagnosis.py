@@ -14,6 +14,7 @@ from ..scenario.spec import GroundTruth
 from .chain import chain_score
 from .entities import AliasIndex
 from .ntam import NtamParams, NtamScorer
+from .prf import PRF
 from .topology import Topology
 
 
@@ -61,12 +62,7 @@ def score_diagnosis(
             unmatched.append(name)
     missed = sorted(rc_classes - found)
     n_pred, n_gt = len(predicted), len(rc_classes)
-    if n_pred == 0 and n_gt == 0:
-        p = r = f = 1.0
-    else:
-        p = len(matched) / n_pred if n_pred else 0.0
-        r = len(found) / n_gt if n_gt else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
+    prf = PRF.of(len(matched), n_pred, len(found), n_gt)
     correct = not missed and not unmatched and (n_pred > 0 or n_gt == 0)
     scorer = NtamScorer(gt, topology, params or NtamParams())
     all_named = list(
@@ -78,9 +74,9 @@ def score_diagnosis(
     chain = chain_score(gt, aliases, diagnosis.propagations, predicted)
     return DiagnosisScore(
         correct=correct,
-        precision=p,
-        recall=r,
-        f1=f,
+        precision=prf.precision,
+        recall=prf.recall,
+        f1=prf.f1,
         ntam_fl=scorer.fault_localization(predicted),
         ntam_fpc=scorer.fault_propagation(all_named if n_gt else predicted),
         chain_precision=chain.precision,

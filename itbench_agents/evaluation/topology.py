@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..twin.controllers.selectors import matches_map
 from .entities import norm_kind
 
 EDGE_WEIGHTS: dict[str, float] = {
@@ -116,10 +117,6 @@ class Topology:
         return cls.from_json(json.loads(Path(path).read_text()))
 
 
-def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
-    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
-
-
 # (field of a volume / envFrom item / env valueFrom, kind of the object it names, key of the name)
 _VOLUME_REFS = (
     ("configMap", "ConfigMap", "name"),
@@ -182,7 +179,7 @@ def topology_from_objects(
             sel = spec.get("selector") or {}
             for p in pods:
                 pm = p.get("metadata", {})
-                if pm.get("namespace") == ns and _labels_match(sel, pm.get("labels") or {}):
+                if pm.get("namespace") == ns and matches_map(sel, pm.get("labels") or {}):
                     topo.add_edge(key, node_key(ns, "Pod", pm["name"]), "selects")
         elif kind == "Pod":
             if spec.get("nodeName"):

@@ -117,6 +117,12 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def done_keys(run_dir: str | Path, retry_errors: bool = False) -> set[tuple[str, str, int]]:
+    """Keys of the episodes already recorded in ``run_dir`` that a (resumed) batch skips: every
+    recorded one, or with ``retry_errors`` only those that were scored."""
+    return {r.key for r in read_episodes(run_dir) if r.scored or not retry_errors}
+
+
 def run_batch(
     run_dir: str | Path,
     specs: list[EpisodeSpec],
@@ -126,13 +132,8 @@ def run_batch(
     retry_errors: bool = False,
     on_record: Callable[[EpisodeRecord, BatchSummary], None] | None = None,
 ) -> BatchSummary:
-    done = {r.key: r for r in read_episodes(run_dir)}
-    todo = []
-    for s in specs:
-        prev = done.get(s.key)
-        if prev is not None and not (retry_errors and not prev.scored):
-            continue
-        todo.append(s)
+    done = done_keys(run_dir, retry_errors)
+    todo = [s for s in specs if s.key not in done]
     summary = BatchSummary(planned=len(specs), skipped=len(specs) - len(todo))
     log = EpisodeLog(run_dir)
 

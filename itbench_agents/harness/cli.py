@@ -211,10 +211,10 @@ def run_cmd(
     from ..agents.registry import UnknownAgentError, entry
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import ScenarioRegistry, UnknownScenarioError
-    from .batch import new_run_id, run_batch, start_run
+    from .batch import done_keys, new_run_id, run_batch, start_run
     from .progress import BatchProgress
     from .records import AgentSpec, RunConfig
-    from .runfolder import RunFolderError, read_episodes, read_manifest
+    from .runfolder import RunFolderError, read_manifest
 
     console = Console(stderr=True)
     try:
@@ -293,8 +293,8 @@ def run_cmd(
         f"({len(config.scenarios)} scenarios × {config.trials} trials × {len(config.agents)} agents) → {folder}",
         highlight=False,
     )
-    done_keys = {r.key for r in read_episodes(folder) if r.scored or not retry_errors}
-    already = sum(1 for e in episodes if e.key in done_keys)
+    done = done_keys(folder, retry_errors)
+    already = sum(1 for e in episodes if e.key in done)
     with BatchProgress(console, total=len(episodes), completed=already) as progress:
         summary = run_batch(
             folder,

@@ -28,7 +28,7 @@ from ..evaluation.topology import Topology
 from ..scenario.spec import Scenario
 from .environment import Environment, EnvironmentError_
 from .limits import LimitExceeded, LimitTracker
-from .records import AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
+from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
 from .timeline import TwinTimeline
 from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
 
@@ -133,7 +133,7 @@ def score_outcome(
     output: AgentOutput | None,
     topology: Topology | None,
 ) -> DiagnosisScore | None:
-    if termination in ("env_error", "harness_error"):
+    if termination in UNSCORED:
         return None
     if output is None:
         return DiagnosisScore(reason=f"no output ({termination})")
@@ -160,12 +160,15 @@ def fill_times(
         timing.mttr_twin_s = timing.agent_twin_s
 
 
-def _read_output_fallback(work: Path) -> AgentOutput | None:
+def read_output_fallback(work: Path) -> AgentOutput | None:
+    """The agent's output from ``work/agent_output.json`` when the agent returned none itself;
+    None when that file was not written."""
     from ..agents.command import read_diagnosis
 
-    diag, err = read_diagnosis(work / "agent_output.json")
-    if diag is None and err and "not written" in err:
+    path = work / "agent_output.json"
+    if not path.exists():
         return None
+    diag, err = read_diagnosis(path)
     return AgentOutput(diagnosis=diag, diagnosis_error=err)
 
 
@@ -285,7 +288,7 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                     if at is not None:
                         timing.diagnosis_twin_s = max(0.0, min(at - twin0, timing.agent_twin_s))
                 if output is None and termination != "submitted":
-                    output = _read_output_fallback(work)
+                    output = read_output_fallback(work)
                 if output is not None:
                     (ep_dir / "output.json").write_text(output.model_dump_json(indent=2) + "\n")
                 note("agent_finished", {"termination": termination, "error": error})
@@ -310,7 +313,7 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 traj.write(ErrorEvent(where="teardown", message=str(e)))
 
     diag = score_outcome(spec.scenario, termination, output, topology)
-    if termination in ("env_error", "harness_error"):
+    if termination in UNSCORED:
         mitigation = None
     fill_times(timing, diag, mitigation, output)
     wall = time.perf_counter() - t0

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..agents.base import AgentOutput
 from ..evaluation.topology import Topology
 from ..scenario.registry import ScenarioRegistry
-from .episode import fill_times, score_outcome
+from .episode import fill_times, read_output_fallback, score_outcome
 from .records import EpisodeRecord, MitigationScore
 from .runfolder import read_episodes, read_manifest, rewrite_episodes
 
@@ -40,11 +40,8 @@ def rescore_run(
         ep = run_dir / "episodes" / rec.episode_id
         scenario = registry.get(rec.scenario_id)
         output = _load(ep / "output.json", AgentOutput)
-        if output is None and (ep / "work" / "agent_output.json").exists():
-            from ..agents.command import read_diagnosis
-
-            diag, err = read_diagnosis(ep / "work" / "agent_output.json")
-            output = AgentOutput(diagnosis=diag, diagnosis_error=err)
+        if output is None:
+            output = read_output_fallback(ep / "work")
         topo = Topology.read(ep / "topology.json") if (ep / "topology.json").exists() else None
         mit = _load(ep / "mitigation.json", MitigationScore)
         new = rec.model_copy(deep=True)

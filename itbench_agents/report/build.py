@@ -173,16 +173,12 @@ def render_html(
     )
     out.append("<h2>By fault category</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_category)))
     # heat map: scenarios × agents (diagnosis | mitigation)
-    agents = sorted(
-        {
-            s.agent + (" / " + s.condition if len({x.condition for x in summary.scenarios}) > 1 else "")
-            for s in summary.scenarios
-        }
-    )
+    several_conditions = len({x.condition for x in summary.scenarios}) > 1
     cells: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     for s in summary.scenarios:
-        col = s.agent + (" / " + s.condition if len({x.condition for x in summary.scenarios}) > 1 else "")
+        col = s.agent + (" / " + s.condition if several_conditions else "")
         cells[(s.scenario_id, col)] = (s.diagnosis.mean, s.mitigation.mean if s.mitigation else None)
+    agents = sorted({col for _, col in cells})
     out.append(
         "<h2 id='heatmap'>Per-scenario heat map</h2><p class='muted'>Each cell: diagnosis rate | mitigation rate over trials.</p>"
     )
@@ -223,23 +219,25 @@ def render_html(
     return "\n".join(out)
 
 
+def _read_run(run_dir: str | Path) -> list[EpisodeRecord]:
+    read_manifest(run_dir)  # schema check
+    return read_episodes(run_dir)
+
+
 def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
-    records: list[EpisodeRecord] = []
-    for d in run_dirs:
-        read_manifest(d)
-        records.extend(read_episodes(d))
-    return records
+    return [r for d in run_dirs for r in _read_run(d)]
 
 
 def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None) -> tuple[Path, Path]:
     dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out) if out else dirs[0]
     out_dir.mkdir(parents=True, exist_ok=True)
-    records = load_runs(dirs)
+    per_run = [(d, _read_run(d)) for d in dirs]
+    records = [r for _, recs in per_run for r in recs]
     summary = summarize(records)
     links: dict[str, str] = {}
-    for d in dirs:
-        for r in read_episodes(d):
+    for d, recs in per_run:
+        for r in recs:
             traj = d / "episodes" / r.episode_id / "trajectory.jsonl"
             if traj.exists():
                 page = write_trajectory_html(traj, r)

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
+from .kubeapi import KubeApiError
+
+if TYPE_CHECKING:
+    from .kubeapi import KubeApi
+    from .spec import Group
+
 API_VERSION_OF_KIND: dict[str, str] = {
     "Pod": "v1",
     "Service": "v1",
@@ -24,3 +33,19 @@ API_VERSION_OF_KIND: dict[str, str] = {
     "PodChaos": "chaos-mesh.org/v1alpha1",
     "JVMChaos": "chaos-mesh.org/v1alpha1",
 }
+
+
+def matching_names(api: KubeApi, group: Group) -> list[str]:
+    """Names of the live objects of a ground-truth group (its name, or a full match of one of its
+    filters), in listing order; none for a kind with no known apiVersion or when listing fails."""
+    api_version = API_VERSION_OF_KIND.get(group.kind)
+    if api_version is None:
+        return []
+    try:
+        objs = api.list(api_version, group.kind, group.namespace)
+    except KubeApiError:
+        return []
+    names = [o.get("metadata", {}).get("name", "") for o in objs]
+    return [
+        n for n in names if (group.name and n == group.name) or any(re.fullmatch(f, n) for f in group.filter)
+    ]

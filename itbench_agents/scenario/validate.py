@@ -9,14 +9,13 @@ the probe passes.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kinds import API_VERSION_OF_KIND
-from .kubeapi import KubeApi, KubeApiError
+from .kinds import matching_names
+from .kubeapi import KubeApi
 from .spec import Scenario
 
 
@@ -44,20 +43,7 @@ class ValidationResult:
 
 def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
     """Group ids whose entity exists right now."""
-    found = set()
-    for g in scenario.ground_truth.groups:
-        api_version = API_VERSION_OF_KIND.get(g.kind)
-        if api_version is None:
-            continue
-        try:
-            names = [
-                o.get("metadata", {}).get("name", "") for o in api.list(api_version, g.kind, g.namespace)
-            ]
-        except KubeApiError:
-            continue
-        if (g.name and g.name in names) or any(re.fullmatch(f, n) for f in g.filter for n in names):
-            found.add(g.id)
-    return found
+    return {g.id for g in scenario.ground_truth.groups if matching_names(api, g)}
 
 
 def _firing_in_namespace(prometheus_url: str, namespace: str) -> list[str]:

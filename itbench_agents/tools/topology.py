@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..twin.controllers.selectors import matches_map
 from .context import ToolContext
 from .http import get_json
 from .registry import ToolError, tool
@@ -48,10 +49,6 @@ def kube_api(ctx: ToolContext) -> Any:
     return config.new_client_from_config(config_file=ctx.endpoints.kubeconfig)
 
 
-def _matches(selector: dict[str, str] | None, labels: dict[str, str]) -> bool:
-    return bool(selector) and all(labels.get(k) == v for k, v in (selector or {}).items())
-
-
 def dependencies(ctx: ToolContext) -> list[tuple[str, str, int]]:
     end_ms = int(environment_now(ctx) * 1000)
     body = get_json(
@@ -92,7 +89,7 @@ def ownership(ctx: ToolContext) -> tuple[dict[str, list[Workload]], list[Workloa
             sobj = plain(svc)
             sel = dict(sobj.get("spec", {}).get("selector") or {})
             services[f"{ns}/{sobj['metadata']['name']}"] = [
-                w for w in workloads if w.namespace == ns and _matches(sel, w.labels)
+                w for w in workloads if w.namespace == ns and matches_map(sel, w.labels)
             ]
     return services, workloads
 
