@@ -84,7 +84,7 @@ def test_scalar_and_string_results(url: str) -> None:
         ({"query": "sum(rate(x[5m]"}, 400, "bad_data", 'invalid parameter "query"'),
         ({"query": ""}, 400, "bad_data", "no expression found"),
         ({"query": "up", "time": "yesterday"}, 400, "bad_data", 'invalid parameter "time"'),
-        ({"query": "rate(up)"}, 400, "bad_data", "expected type matrix"),
+        ({"query": "rate(up)"}, 400, "bad_data", 'expected type range vector in call to function "rate"'),
     ],
 )
 def test_query_errors(url: str, params: dict[str, str], status: int, etype: str, needle: str) -> None:

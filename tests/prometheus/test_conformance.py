@@ -23,16 +23,16 @@ def test_upstream_conformance_pass_rate(pytestconfig: pytest.Config) -> None:
     ]
     s = summary(reports)
     lines.append(
-        f"TOTAL pass {s['passed']:.0f} fail {s['failed']:.0f} skipped {s['skipped']:.0f} "
-        f"(native histograms {s['skipped_native_histogram']:.0f}, unsupported experimental "
-        f"{s['skipped_unsupported']:.0f}); pass rate of evaluated cases {s['rate_run']:.3f}; "
-        f"pass rate of all non-native-histogram cases {s['rate_non_nh']:.3f}"
+        f"TOTAL pass {s['passed']:.0f} fail {s['failed']:.0f} (unsupported features and missing or "
+        f"unexpected warn/info annotations count as failures) skipped {s['skipped']:.0f} (native "
+        f"histograms {s['skipped_native_histogram']:.0f}); pass rate of all non-native-histogram cases "
+        f"{s['rate_non_nh']:.3f}"
     )
     # shown in the run's terminal summary (tests/conftest.py), so CI output carries the pass rate
     pytestconfig.stash.setdefault(REPORT_LINES, []).extend(["PromQL conformance (upstream scripts):", *lines])
     assert s["passed"] > 800
-    assert s["rate_run"] >= 0.90  # of the evaluated cases
-    assert s["rate_non_nh"] >= 0.90  # of all non-native-histogram cases (unsupported ones count as failed)
+    assert s["skipped"] == s["skipped_native_histogram"]  # only native histograms may be skipped
+    assert s["rate_non_nh"] >= 0.98  # of all non-native-histogram cases (unsupported ones count as failed)
 
 
 SCRIPT = """

@@ -288,7 +288,11 @@ class LokiApi:
 
     @property
     def source(self) -> LogSource:
-        return self.host.logs or _EmptyLogs()  # type: ignore[return-value]
+        """The twin's logs, each call under the twin's lock: queries evaluate without holding it
+        (a heavy LogQL query must not stall the Kubernetes API, which takes the same lock)."""
+        base = self.host.logs or _EmptyLogs()
+        lock = getattr(self.host, "lock", None)
+        return _LockedLogs(base, lock) if lock is not None else base  # type: ignore[return-value]
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -358,8 +362,7 @@ class LokiApi:
             )
         engine = Engine(self.source, self.limits)
         if isinstance(expr, LogQuery):
-            with self._locked():
-                res = engine.select_logs(expr, start, end, limit, direction)
+            res = engine.select_logs(expr, start, end, limit, direction)  # source calls are locked
             return _ok(streams_json(res, direction))
         step_arg = _arg(form, "step")
         if step_arg:
@@ -376,8 +379,7 @@ class LokiApi:
                 "resolution (?step=XX)"
             )
         steps = np.arange(start, end + 1, step, dtype=np.int64)
-        with self._locked():
-            mres = engine.eval_metric(expr, steps)
+        mres = engine.eval_metric(expr, steps)  # source calls are locked
         return _ok(matrix_json(mres, instant=False))
 
     def query(self, form: dict[str, list[str]]) -> Response:
@@ -392,8 +394,7 @@ class LokiApi:
                 "query type"
             )
         engine = Engine(self.source, self.limits)
-        with self._locked():
-            mres = engine.eval_metric(expr, np.asarray([t], dtype=np.int64))
+        mres = engine.eval_metric(expr, np.asarray([t], dtype=np.int64))  # source calls are locked
         return _ok(matrix_json(mres, instant=True))
 
     def labels(self, form: dict[str, list[str]]) -> Response:
@@ -446,6 +447,47 @@ class LokiApi:
         return Response.json(
             {"streams": len(streams), "chunks": len(streams), "bytes": nbytes, "entries": entries}
         )
+
+
+class _LockedLogs:
+    """A LogSource whose every call runs under ``lock`` (answers are materialised lists)."""
+
+    def __init__(self, base: Any, lock: Any) -> None:
+        self.base = base
+        self.lock = lock
+
+    CHUNK_NS = 60 * 10**9
+
+    def streams(self, matchers: Any, start_ns: int, end_ns: int) -> Any:
+        """Long windows are read a minute at a time (the lock is released in between); entries
+        are the same, streams keep the order in which they first appear."""
+        if end_ns - start_ns <= self.CHUNK_NS:
+            with self.lock:
+                return self.base.streams(matchers, start_ns, end_ns)
+        merged: dict[tuple[tuple[str, str], ...], Any] = {}
+        for a in range(start_ns, end_ns, self.CHUNK_NS):
+            with self.lock:
+                part = self.base.streams(matchers, a, min(end_ns, a + self.CHUNK_NS))
+            for st in part:
+                key = tuple(sorted(st.labels.items()))
+                cur = merged.get(key)
+                if cur is None:
+                    merged[key] = type(st)(dict(st.labels), list(st.entries))
+                else:
+                    cur.entries.extend(st.entries)
+        return list(merged.values())
+
+    def label_names(self, start_ns: int, end_ns: int) -> Any:
+        with self.lock:
+            return self.base.label_names(start_ns, end_ns)
+
+    def label_values(self, name: str, start_ns: int, end_ns: int) -> Any:
+        with self.lock:
+            return self.base.label_values(name, start_ns, end_ns)
+
+    def pod_log(self, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return self.base.pod_log(*args, **kwargs)
 
 
 def _first_selector(expr: object) -> tuple[Matcher, ...]:

@@ -64,9 +64,9 @@ def aggregate(ev: Evaluator, node: Any, steps: np.ndarray) -> Vector:
         param = p.value
         if not LABEL_NAME_RX.match(param):
             raise PromQLError(f'invalid label name "{param}"')
-    elif op in ("limitk", "limit_ratio"):
-        raise PromQLError(f"aggregation {op} is not supported")
     vec = ev.eval_vector(node.expr, steps)
+    if op == "quantile" and vec.series:
+        ev.check_quantiles(param, node.param)
     n = len(steps)
     groups: dict[LabelKey, tuple[Labels, list[VSeries]]] = {}
     if kind == "by":
@@ -87,6 +87,10 @@ def aggregate(ev: Evaluator, node: Any, steps: np.ndarray) -> Vector:
     out: list[VSeries] = []
     if op in ("topk", "bottomk"):
         return Vector(_topk(ev, groups, param, n, op == "topk"))
+    if op == "limitk":
+        return Vector(_limitk(ev, groups, param, n))
+    if op == "limit_ratio":
+        return Vector(_limit_ratio(ev, node, groups, param, n))
     if op == "count_values":
         return Vector(_count_values(groups, param, n))
     if op in ("sum", "count", "group", "min", "max", "avg") and len(groups) > 4:
@@ -112,9 +116,7 @@ def aggregate(ev: Evaluator, node: Any, steps: np.ndarray) -> Vector:
             elif op == "max":
                 vals = np.fmax.reduce(np.where(M, V, np.nan), axis=0)
             elif op in ("stddev", "stdvar"):
-                mean = _sum(V, M) / np.where(cnt == 0, 1, cnt)
-                dev = np.where(M, V - mean, 0.0)
-                var = (dev * dev).sum(axis=0) / np.where(cnt == 0, 1, cnt)
+                var = _welford_var(V, M)
                 vals = np.sqrt(var) if op == "stddev" else var
             elif op == "quantile":
                 vals = np.array(
@@ -197,6 +199,21 @@ def _sum(V: np.ndarray, M: np.ndarray) -> np.ndarray:
     return s
 
 
+def _welford_var(V: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """Population variance per step by Welford's online algorithm, member by member in input
+    order, as Prometheus' ``stddev``/``stdvar`` aggregation does: identical samples give exactly 0."""
+    n_steps = V.shape[1]
+    count = np.zeros(n_steps)
+    mean = np.zeros(n_steps)
+    m2 = np.zeros(n_steps)
+    for row, present in zip(V, M, strict=True):
+        count = count + present
+        delta = np.where(present, row - mean, 0.0)
+        mean = mean + np.where(present, delta / np.maximum(count, 1), 0.0)
+        m2 = m2 + np.where(present, delta * (row - mean), 0.0)
+    return m2 / np.maximum(count, 1)
+
+
 def _avg(V: np.ndarray, M: np.ndarray, mean: np.ndarray) -> np.ndarray:
     # Prometheus falls back to an incremental mean when the sum overflows; do the same.
     bad = ~np.isfinite(mean) & M.any(axis=0)
@@ -250,6 +267,69 @@ def _topk(
         # instant query: keep the ranked order for `expect ordered`
         return [VSeries(m.labels, m.values, chosen[id(m)], m.drop_name) for m in order]
     return [VSeries(m.labels, m.values, chosen[id(m)], m.drop_name) for m in order]
+
+
+def _limitk(
+    ev: Evaluator, groups: dict[LabelKey, tuple[Labels, list[VSeries]]], k_vals: np.ndarray, n: int
+) -> list[VSeries]:
+    """Prometheus 3 ``limitk``: per group and step, the first ``k`` series of the group (in the
+    input order, which for selectors is Prometheus' label order), values untouched."""
+    if not groups:
+        return []
+    ks = np.zeros(n, dtype=np.int64)
+    for j in range(n):
+        kf = float(k_vals[j])
+        if math.isnan(kf):
+            raise PromQLError("Parameter value is NaN")
+        if kf >= 9.223372036854775807e18 or kf <= -9.223372036854775807e18:
+            raise PromQLError(f"Scalar value {kf:g} overflows int64")
+        ks[j] = max(int(kf), 0)
+    out: list[VSeries] = []
+    for _, members in groups.values():
+        ev.check()
+        ordered = sorted(members, key=lambda m: label_key(m.labels))
+        M = np.array([m.present for m in ordered], dtype=bool).reshape(len(ordered), n)
+        rank = np.cumsum(M, axis=0)  # 1-based position among the present members at each step
+        keep = M & (rank <= ks[None, :])
+        for m, row in zip(ordered, keep, strict=True):
+            if row.any():
+                out.append(VSeries(m.labels, m.values, row, m.drop_name, m.sample_ts))
+    return out
+
+
+MAX_UINT64_F = float(2**64 - 1)
+
+
+def _limit_ratio(
+    ev: Evaluator,
+    node: Any,
+    groups: dict[LabelKey, tuple[Labels, list[VSeries]]],
+    r_vals: np.ndarray,
+    n: int,
+) -> list[VSeries]:
+    """Prometheus 3 ``limit_ratio``: a series is kept at a step when ``hash(labels) / MaxUint64`` is
+    below the ratio (or, for a negative ratio r, at least ``1 + r``); ratios beyond ±1 are capped
+    with a warning."""
+    from .engine import go_g
+    from .labelhash import labels_hash
+
+    ratios = np.array(r_vals, dtype=np.float64)
+    if np.isnan(ratios).any():
+        raise PromQLError("Ratio value is NaN")
+    for v in np.unique(ratios[np.abs(ratios) > 1]).tolist():
+        cap = 1.0 if v > 0 else -1.0
+        ev.warn(f"ratio value should be between -1 and 1, got {go_g(v)}, capping to {go_g(cap)}", node.param)
+    ratios = np.clip(ratios, -1.0, 1.0)
+    out: list[VSeries] = []
+    for _, members in groups.values():
+        ev.check()
+        for m in members:
+            off = float(labels_hash(m.labels)) / MAX_UINT64_F
+            keep = m.present & (((ratios >= 0) & (off < ratios)) | ((ratios < 0) & (off >= 1.0 + ratios)))
+            keep &= ratios != 0
+            if keep.any():
+                out.append(VSeries(m.labels, m.values, keep, m.drop_name, m.sample_ts))
+    return out
 
 
 def _count_values(groups: dict[LabelKey, tuple[Labels, list[VSeries]]], label: str, n: int) -> list[VSeries]:

@@ -1,9 +1,11 @@
 """Runner for Prometheus' ``promqltest`` scripts (``load`` / ``clear`` / ``eval``), used by the pytest
 suite and by ``itbench dev promql-conformance DIR``.
 
-Native-histogram cases and experimental features this float engine does not implement are *skipped
-with a reason* and counted separately. Annotation expectations (``expect warn``/``info``) are not
-checked (the engine emits no annotations); the optional step-invariance re-runs are not performed.
+Native-histogram cases are *skipped with a reason* and counted separately; features this float
+engine does not implement (start timestamps) count as failures. Annotation expectations
+(``expect warn``/``info``/``no_warn``/``no_info``, ``eval_warn``/``eval_info``) are checked against
+the engine's warnings and infos; the optional step-invariance re-runs are not performed (the
+instant-vs-range consistency re-check is).
 """
 
 from __future__ import annotations
@@ -38,11 +40,7 @@ NATIVE_ONLY_FUNCS = (
     "histogram_stdvar",
 )
 _NATIVE_ONLY_RX = re.compile(r"\b(" + "|".join(NATIVE_ONLY_FUNCS) + r")\s*\(")
-UNSUPPORTED_FUNCS = (
-    "limitk",
-    "limit_ratio",
-    "start_timestamp",
-)
+UNSUPPORTED_FUNCS = ("start_timestamp",)
 _UNSUPPORTED_RX = re.compile(r"\b(" + "|".join(UNSUPPORTED_FUNCS) + r")\s*\(")
 _UNSUPPORTED_SYNTAX = re.compile(r"\b(?!x)x")  # every experimental syntax is supported now
 
@@ -108,7 +106,9 @@ def split_series(line: str) -> tuple[str, str]:
 def parse_labels(selector: str) -> Labels:
     if re.fullmatch(r"\{\s*\}", selector):
         return {}
-    node = pp.parse(selector)
+    from .limits import utf8_escapes
+
+    node = pp.parse(utf8_escapes(selector))  # Go reads \xHH escapes as UTF-8 bytes
     if not isinstance(node, pp.VectorSelector):
         raise ScriptError(f"not a series selector: {selector}")
     labels: Labels = {}
@@ -183,6 +183,9 @@ class EvalCase:
     series: list[tuple[Labels, list[float | None]]] = field(default_factory=list)
     has_histogram: bool = False
     start_timestamps: bool = False
+    # annotation expectations: kind ("warn" | "info") -> [(mode "msg"|"regex"|"", text)]
+    expect_annos: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    expect_none: set[str] = field(default_factory=set)  # "warn" / "info" given as no_warn / no_info
 
 
 @dataclass
@@ -253,6 +256,8 @@ def _parse_eval(head: str, body: list[str], lineno: int) -> EvalCase:
         case.expect_fail = True
     elif mod == "ordered":
         case.ordered = True
+    elif mod in ("warn", "info"):
+        case.expect_annos.setdefault(mod, []).append(("", ""))
     for raw in body:
         line = raw.strip()
         if line.startswith("expected_fail_message "):
@@ -286,7 +291,16 @@ def _parse_eval(head: str, body: list[str], lineno: int) -> EvalCase:
                     case.fail_regex = tail[6:].strip()
             elif kind == "ordered":
                 case.ordered = True
-            # warn / info / no_warn / no_info: annotations are not checked
+            elif kind in ("warn", "info"):
+                tail = tail.strip()
+                if tail.startswith("msg:"):
+                    case.expect_annos.setdefault(kind, []).append(("msg", tail[4:].strip()))
+                elif tail.startswith("regex:"):
+                    case.expect_annos.setdefault(kind, []).append(("regex", tail[6:].strip()))
+                else:
+                    case.expect_annos.setdefault(kind, []).append(("", ""))
+            elif kind in ("no_warn", "no_info"):
+                case.expect_none.add(kind[3:])
             continue
         if "{{" in line:
             case.has_histogram = True
@@ -496,6 +510,9 @@ def run_script(text: str, name: str = "<script>") -> FileReport:
 
 def run_case(engine: Engine, case: EvalCase, name: str, nh: list[Labels]) -> CaseResult:
     reason = _skip_reason(case, nh)
+    if reason and reason.startswith("unsupported"):
+        # a feature the engine lacks is a failure, not a skip (only native histograms are skipped)
+        return CaseResult(name, case.line, case.expr, "fail", reason)
     if reason:
         return CaseResult(name, case.line, case.expr, "skip", reason)
     try:
@@ -520,8 +537,40 @@ def run_case(engine: Engine, case: EvalCase, name: str, nh: list[Labels]) -> Cas
         return CaseResult(name, case.line, case.expr, "fail", "expected an error, query succeeded")
     why = _compare(case, res)
     if why is None:
+        why = check_annotations(case, res)
+    if why is None:
         why = _range_consistency(engine, case)
     return CaseResult(name, case.line, case.expr, "pass" if why is None else "fail", why or "")
+
+
+def check_annotations(case: EvalCase, res: QueryResult) -> str | None:
+    """Upstream's rules: with ``expect warn`` lines every line must match some warning and every
+    warning some line (a bare ``expect warn`` matches any); ``no_warn``: none at all; with neither,
+    warnings are not checked. The same for infos."""
+    for kind, got in (("warn", res.warnings), ("info", res.infos)):
+        if kind in case.expect_none and got:
+            return f"expected no {kind} annotations, got {got}"
+        lines = case.expect_annos.get(kind)
+        if not lines:
+            continue
+        if not got:
+            return f"expected {kind} annotations, got none"
+
+        def ok(line: tuple[str, str], text: str) -> bool:
+            mode, want = line
+            if mode == "msg":
+                return text.strip() == want
+            if mode == "regex":
+                return re.search(want, text) is not None
+            return True
+
+        for line in lines:
+            if not any(ok(line, g) for g in got):
+                return f"no {kind} annotation matches {line[1]!r}: got {got}"
+        for g in got:
+            if not any(ok(line, g) for line in lines):
+                return f"unexpected {kind} annotation {g!r}"
+    return None
 
 
 def _range_consistency(engine: Engine, case: EvalCase) -> str | None:

@@ -15,6 +15,7 @@ for evaluation errors, ``timeout`` when the query exceeds its time budget).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,8 @@ import numpy as np
 import promql_parser as pp
 
 from ..telemetry.sources import Matcher, SeriesSource
+from .limits import MAX_DEPTH, Budget, Locator, active, check_query, checkpoint, utf8_escapes
+from .parse_errors import check_call_types
 from .values import (
     LabelKey,
     Labels,
@@ -58,6 +61,15 @@ def ename(x: Any) -> str:
     return str(x).rsplit(".", 1)[-1]
 
 
+def go_g(v: float) -> str:
+    """Go's ``%g`` of a float (``NaN``, ``+Inf``, ``1.1``, ``1e+06``)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return f"{v:g}"
+
+
 def td_ms(td: timedelta | None) -> int:
     if td is None:
         return 0
@@ -65,14 +77,16 @@ def td_ms(td: timedelta | None) -> int:
 
 
 def parse(query: str) -> Any:
-    """Parse with promql-parser; syntax errors become ``bad_data`` errors with the parser's message."""
+    """Parse with promql-parser; syntax errors become ``bad_data`` errors in Prometheus' wording,
+    with ``line:col`` positions (``parse_errors.translate``)."""
     try:
-        return pp.parse(query)
+        return pp.parse(utf8_escapes(query))
     except BaseException as exc:  # the Rust binding may raise ValueError or a panic exception
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
-        msg = str(exc) or "invalid promql query"
-        raise PromQLError(f'invalid parameter "query": 1:1: parse error: {msg}', "bad_data") from None
+        from .parse_errors import translate
+
+        raise PromQLError(translate(query, str(exc)), "bad_data") from None
 
 
 def go_regex(pattern: str) -> str:
@@ -204,6 +218,9 @@ class Evaluator:
         deadline: float | None = None,
         max_samples: int = 50_000_000,
         interval_ms: int = 0,
+        lock: Any = None,
+        floor_ms: int | None = None,
+        yield_lock: Any = None,
     ) -> None:
         self.source = source
         self.start_ms = start_ms
@@ -211,23 +228,74 @@ class Evaluator:
         self.interval_ms = interval_ms
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
-        self.deadline = deadline
-        self.max_samples = max_samples
-        self.samples = 0
+        self.budget = Budget(deadline, max_samples, yield_lock)
+        self.lock = lock
+        self.floor_ms = floor_ms
         self.warnings: list[str] = []
         self.infos: list[str] = []
+        self.query_text = ""
+        self.root: Any = None
+        self._locator: Locator | None = None
+
+    # ------------------------------------------------------------------ annotations
+    def _pos(self, node: Any) -> str:
+        if self._locator is None:
+            self._locator = Locator(self.query_text, self.root)
+        return self._locator.pos(node)
+
+    def warn(self, msg: str, node: Any) -> None:
+        """A Prometheus 3 warning annotation (``PromQL warning: ... (line:col)``), once per text."""
+        text = f"PromQL warning: {msg} ({self._pos(node)})"
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def info(self, msg: str, node: Any) -> None:
+        text = f"PromQL info: {msg} ({self._pos(node)})"
+        if text not in self.infos:
+            self.infos.append(text)
+
+    def check_quantiles(self, q: np.ndarray, node: Any) -> None:
+        """Prometheus' "quantile value should be between 0 and 1" warning, per distinct value."""
+        bad = np.unique(q[np.isnan(q) | (q < 0) | (q > 1)]) if len(q) else q
+        for v in bad.tolist():
+            self.warn(f"quantile value should be between 0 and 1, got {go_g(v)}", node)
+
+    @property
+    def deadline(self) -> float | None:
+        return self.budget.deadline
+
+    @property
+    def max_samples(self) -> int:
+        return self.budget.max_samples
+
+    @property
+    def samples(self) -> int:
+        return self.budget.samples
 
     # ------------------------------------------------------------------ budget
     def check(self) -> None:
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise PromQLError("query timed out in expression evaluation", "timeout")
+        checkpoint()  # yields to the twin's lock holders, checks the deadline of the active query
+        self.budget.check()
 
     def charge(self, n: int) -> None:
-        self.samples += n
-        if self.samples > self.max_samples:
-            raise PromQLError(
-                "query processing would load too many samples into memory in query execution", "execution"
-            )
+        self.budget.charge(n)
+
+    def fetch(self, matchers: list[Matcher], lo_ms: int, hi_ms: int) -> list[Any]:
+        """``source.select`` under the data lock (when the engine has one), nothing else: the
+        evaluation itself runs without it, so the twin's other APIs keep answering. Windows are
+        clipped to ``floor_ms`` (no series has samples before it)."""
+        if self.floor_ms is not None and lo_ms < self.floor_ms:
+            lo_ms = self.floor_ms
+        if hi_ms < lo_ms:
+            return []
+        self.check()
+        if self.lock is None:
+            res = self.source.select(matchers, lo_ms, hi_ms)
+        else:
+            with self.lock:
+                res = self.source.select(matchers, lo_ms, hi_ms)
+        self.check()
+        return res
 
     # ------------------------------------------------------------------ dispatch
     def eval(self, node: Any, steps: np.ndarray) -> Value:
@@ -312,7 +380,7 @@ class Evaluator:
             ]
             # the RE2 re-check depends only on the matched labels' values: once per distinct tuple
             verdicts: dict[tuple[str, ...], bool] = {}
-            for s in self.source.select(push, lo_ms, hi_ms):
+            for s in self.fetch(push, lo_ms, hi_ms):
                 if post:
                     key = tuple([s.labels.get(n, "") for n, _, _ in post])
                     keep = verdicts.get(key)
@@ -417,6 +485,7 @@ class Evaluator:
         if isinstance(inner, Scalar):
             series.append(RSeries({}, grid, inner.values))
         elif isinstance(inner, Vector):
+            self.charge(sum(int(s.present.sum()) for s in inner.series))
             for s in finalize_names(inner.series):
                 if s.present.any():
                     series.append(RSeries(s.labels, grid[s.present], s.values[s.present]))
@@ -696,15 +765,27 @@ class Engine:
         subquery_step_ms: int = DEFAULT_SUBQUERY_STEP_MS,
         timeout_s: float | None = 20.0,
         max_samples: int = 50_000_000,
+        lock: Any = None,
+        floor_ms: int | None = None,
+        yield_lock: Any = None,
     ) -> None:
+        """``lock`` (e.g. the twin's) is held around each ``source.select`` only; ``floor_ms``
+        is the earliest time any series has samples (selects are clipped to it); while another
+        thread holds ``yield_lock`` the evaluation pauses at its checkpoints (so a Kubernetes
+        request is not slowed down by a heavy query competing for the GIL)."""
         self.source = source
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
         self.timeout_s = timeout_s
         self.max_samples = max_samples
+        self.lock = lock
+        self.floor_ms = floor_ms
+        self.yield_lock = yield_lock
+        self.deadline: float | None = None  # of the latest query (monotonic), for serialising it
 
     def _evaluator(self, start_ms: int, end_ms: int, interval_ms: int) -> Evaluator:
         deadline = time.monotonic() + self.timeout_s if self.timeout_s else None
+        self.deadline = deadline
         return Evaluator(
             self.source,
             start_ms,
@@ -714,17 +795,32 @@ class Engine:
             deadline=deadline,
             max_samples=self.max_samples,
             interval_ms=interval_ms,
+            lock=self.lock,
+            floor_ms=self.floor_ms,
+            yield_lock=self.yield_lock,
         )
 
     def instant(self, query: str, t_ms: int) -> QueryResult:
         try:
             return self._instant(query, t_ms)
+        except RecursionError:
+            raise PromQLError(
+                f'invalid parameter "query": 1:1: parse error: the expression nests more than '
+                f"{MAX_DEPTH} levels deep",
+                "bad_data",
+            ) from None
         except (OverflowError, ValueError, MemoryError) as exc:  # e.g. `x @ 1e300`: out-of-range times
             raise PromQLError(f"query evaluation failed: value out of range ({exc})") from None
 
     def range(self, query: str, start_ms: int, end_ms: int, step_ms: int) -> QueryResult:
         try:
             return self._range(query, start_ms, end_ms, step_ms)
+        except RecursionError:
+            raise PromQLError(
+                f'invalid parameter "query": 1:1: parse error: the expression nests more than '
+                f"{MAX_DEPTH} levels deep",
+                "bad_data",
+            ) from None
         except (OverflowError, ValueError, MemoryError) as exc:  # e.g. `x @ 1e300`: out-of-range times
             raise PromQLError(f"query evaluation failed: value out of range ({exc})") from None
 
@@ -732,11 +828,16 @@ class Engine:
         from .durations import rewrite
         from .extended import mark, mark_info
 
-        node = parse(mark_info(mark(rewrite(query))))
+        check_query(query)
+        text = mark_info(mark(rewrite(query)))
+        node = parse(text)
+        check_call_types(utf8_escapes(text), node)
         ev = self._evaluator(t_ms, t_ms, 0)
+        ev.query_text, ev.root = utf8_escapes(text), node
         steps = np.array([t_ms], dtype=np.int64)
-        v = ev.eval(node, steps)
-        res = self._instant_result(v, t_ms)
+        with active(ev.budget):
+            v = ev.eval(node, steps)
+            res = self._instant_result(v, t_ms)
         res.warnings, res.infos = ev.warnings, ev.infos
         return res
 
@@ -760,9 +861,17 @@ class Engine:
         from .durations import rewrite
         from .extended import mark, mark_info
 
-        node = parse(mark_info(mark(rewrite(query, step_ms / 1000.0, (end_ms - start_ms) / 1000.0))))
+        check_query(query)
+        text = mark_info(mark(rewrite(query, step_ms / 1000.0, (end_ms - start_ms) / 1000.0)))
+        node = parse(text)
+        check_call_types(utf8_escapes(text), node)
         ev = self._evaluator(start_ms, end_ms, step_ms)
+        ev.query_text, ev.root = utf8_escapes(text), node
         steps = start_ms + step_ms * np.arange((end_ms - start_ms) // step_ms + 1, dtype=np.int64)
+        with active(ev.budget):
+            return self._range_result(ev, node, steps)
+
+    def _range_result(self, ev: Evaluator, node: Any, steps: np.ndarray) -> QueryResult:
         v = ev.eval(node, steps)
         if isinstance(v, RangeVector | String):
             raise PromQLError(

@@ -102,7 +102,13 @@ def call(ev: Evaluator, node: Any, steps: np.ndarray) -> Value:
     fn = FUNCTIONS.get(name)
     if fn is None:
         raise PromQLError(f"function {name!r} is not supported by this engine")
+    if name in SORT_FUNCTIONS and ev.start_ms != ev.end_ms:
+        ev.warn("sort is ineffective for range queries since results are always ordered by labels", node)
     return fn(ev, list(node.args), steps)
+
+
+SORT_FUNCTIONS = ("sort", "sort_desc", "sort_by_label", "sort_by_label_desc")
+COUNTER_SUFFIXES = ("_total", "_sum", "_count", "_bucket")
 
 
 # --------------------------------------------------------------------------- instant-vector math
@@ -533,7 +539,16 @@ def _extrapolated(kind: str) -> Fn:
 
 def _fast_extrapolated(is_counter: bool, is_rate: bool) -> Fn:
     def run(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
-        return rangefns.extrapolated(ev.eval_range(args[0], steps), is_counter, is_rate)
+        rv = ev.eval_range(args[0], steps)
+        if is_counter:  # rate / increase: Prometheus' PossibleNonCounterInfo
+            names = {s.labels.get("__name__", "") for s in rv.series if len(s.ts)}
+            for name in sorted(n for n in names if n and not n.endswith(COUNTER_SUFFIXES)):
+                ev.info(
+                    "metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "
+                    f'"{name}"',
+                    args[0],
+                )
+        return rangefns.extrapolated(rv, is_counter, is_rate)
 
     return run
 
@@ -724,6 +739,8 @@ FUNCTIONS.update(
 def _quantile_ot(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
     q = ev.eval_scalar(args[0], steps)
     rv = ev.eval_range(args[1], steps)
+    if rv.series:
+        ev.check_quantiles(q, args[0])
     return rangefns.over_time(rv, "quantile", lambda ts, v, j: quantile(float(q[j]), v), param=q)
 
 
@@ -888,6 +905,7 @@ def _histogram_fraction(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Va
     for s in vec.series:
         le = _parse_le(s.labels.get("le", "x"))
         if le is None:
+            _bad_bucket_label(ev, s, args[2])
             continue
         lb = {k: v for k, v in s.labels.items() if k != "le"}
         groups.setdefault(label_key(lb), (lb, []))[1].append((le, s))
@@ -913,6 +931,17 @@ def _almost(a: float, b: float, eps: float) -> bool:
     return d / (abs(a) + abs(b)) < eps
 
 
+def _bad_bucket_label(ev: Evaluator, s: VSeries, node: Any) -> None:
+    """Prometheus' BadBucketLabelWarning for a bucket series without a parsable ``le``."""
+    if not s.present.any():
+        return
+    ev.warn(
+        f'bucket label "le" is missing or has a malformed value of "{s.labels.get("le", "")}" '
+        f'for metric name "{s.labels.get("__name__", "")}"',
+        node,
+    )
+
+
 def _parse_le(v: str) -> float | None:
     try:
         return float(v.strip())
@@ -924,14 +953,17 @@ def _parse_le(v: str) -> float | None:
 def _histogram_quantile(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
     q = ev.eval_scalar(args[0], steps)
     vec = ev.eval_vector(args[1], steps)
+    ev.check_quantiles(q, args[0])
     n = len(steps)
     groups: dict[LabelKey, tuple[Labels, list[tuple[float, VSeries]]]] = {}
     for s in vec.series:
         le_s = s.labels.get("le")
         if le_s is None:
+            _bad_bucket_label(ev, s, args[1])
             continue
         le = _parse_le(le_s)
         if le is None:
+            _bad_bucket_label(ev, s, args[1])
             continue
         lb = {k: v for k, v in s.labels.items() if k != "le"}
         groups.setdefault(label_key(lb), (lb, []))[1].append((le, s))
@@ -948,6 +980,17 @@ def _histogram_quantile(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Va
             distinct = bool((np.diff(les) > 0).all())
         valid = len(les) >= 2 and np.isinf(les[-1]) and les[-1] > 0 and distinct
         prepared.append((lb, les, V, M, valid))
+        if valid and len(les) > 1:
+            with np.errstate(all="ignore"):
+                dec = ((V[1:] < V[:-1]) & M[1:] & M[:-1]).any(axis=0) & M.all(axis=0)
+            if dec.any():
+                name = members[0][1].labels.get("__name__", "")
+                ev.info(
+                    "input to histogram_quantile needed to be fixed for monotonicity (see "
+                    "https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile) "
+                    f'for metric name "{name}"',
+                    args[1],
+                )
     # the fast path is column-wise, so groups with the same bounds are computed in one batch
     fast_vals: list[np.ndarray | None] = [None] * len(prepared)
     batches: dict[bytes, list[int]] = {}
@@ -1083,7 +1126,7 @@ def _info(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
     from .engine import _matcher  # noqa: PLC0415 - shared conversion of parser matchers
 
     push = [m if not hasattr(m, "op") or isinstance(m.op, str) else _matcher(m) for m in name_m]
-    cand = ev.source.select(push, int(ref.min()) - ev.lookback_ms, int(ref.max())) if n else []
+    cand = ev.fetch(push, int(ref.min()) - ev.lookback_ms, int(ref.max())) if n else []
     rows = vector_lookup(
         [(dict(s.labels), np.asarray(s.timestamps_ms, dtype=np.int64), np.asarray(s.values)) for s in cand],
         ref,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -103,3 +104,56 @@ class CompositeSource:
         for src in self.sources:
             out.update(src.metadata())
         return out
+
+
+class LockedSource:
+    """A source read under ``lock`` one short call at a time, so a heavy query never holds the
+    twin's lock for long: a selector without a ``__name__=`` matcher on the twin's
+    :class:`~..telemetry.seriesdb.MetricsSource` is read one metric name after the other (in the
+    source's own name order, so the series come back in the same order as one big select), with
+    the query budget checked in between."""
+
+    def __init__(self, base: SeriesSource, lock: Any) -> None:
+        self.base = base
+        self.lock = lock
+
+    def _names(self, matchers: Sequence[Matcher]) -> list[str] | None:
+        from ..telemetry.seriesdb import MetricsSource
+
+        if not isinstance(self.base, MetricsSource):
+            return None
+        name_ms = [m for m in matchers if m.name == "__name__"]
+        if any(m.op == "=" for m in name_ms):
+            return None
+        with self.lock:
+            names = list(self.base.metadata())
+        return [n for n in names if match_all(name_ms, {"__name__": n})]
+
+    def select(self, matchers: Sequence[Matcher], start_ms: int, end_ms: int) -> list[Series]:
+        from .limits import checkpoint, holding
+
+        names = self._names(matchers)
+        if names is None:
+            with holding(self.lock):
+                return self.base.select(matchers, start_ms, end_ms)
+        others = [m for m in matchers if m.name != "__name__"]
+        out: list[Series] = []
+        for n in names:
+            checkpoint()
+            with holding(self.lock):
+                out.extend(self.base.select([Matcher("__name__", "=", n), *others], start_ms, end_ms))
+        return out
+
+    def label_names(self, start_ms: int, end_ms: int, matchers: Sequence[Matcher] = ()) -> list[str]:
+        with self.lock:
+            return self.base.label_names(start_ms, end_ms, matchers)
+
+    def label_values(
+        self, name: str, start_ms: int, end_ms: int, matchers: Sequence[Matcher] = ()
+    ) -> list[str]:
+        with self.lock:
+            return self.base.label_values(name, start_ms, end_ms, matchers)
+
+    def metadata(self) -> dict[str, MetricMetadata]:
+        with self.lock:
+            return self.base.metadata()

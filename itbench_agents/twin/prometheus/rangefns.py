@@ -14,9 +14,10 @@ from functools import cached_property
 
 import numpy as np
 
+from .limits import charge, checkpoint
 from .values import RangeVector, Vector, VSeries
 
-GATHER_BUDGET = 2_000_000  # elements per gathered block
+GATHER_BUDGET = 500_000  # elements per gathered block (small: numpy gathers hold the GIL)
 # rate & co. run on the flat arrays above this many timestamp groups (when most series are alone)
 FLAT_MIN_GROUPS = 8
 
@@ -29,6 +30,8 @@ class Flat:
     """
 
     def __init__(self, rv: RangeVector) -> None:
+        charge(len(rv.series) * len(rv.ends))  # one result point per series and step
+        checkpoint()
         self.series = rv.series
         self.tss = [np.ascontiguousarray(s.ts, dtype=np.int64) for s in rv.series]
         lens = np.fromiter((len(t) for t in self.tss), dtype=np.int64, count=len(self.tss))
@@ -131,6 +134,7 @@ def extrapolated(rv: RangeVector, is_counter: bool, is_rate: bool) -> Vector:
     result = np.zeros((len(rv.series), len(rv.ends)))
     with np.errstate(all="ignore"):
         for g, members in enumerate(f.g_members):
+            checkpoint()
             m = len(f.g_ts[g])
             if not m:
                 continue
@@ -300,12 +304,15 @@ def count_pairs(rv: RangeVector, kind: str) -> Vector:
     return _out(rv, cum[hic] - cum[loc], ok)
 
 
-def _blocks(f: Flat) -> Iterator[tuple[slice, np.ndarray, np.ndarray, np.ndarray]]:
-    """Row chunks with gathered windows: (rows, G values, T timestamps, mask), padded to the widest."""
+def _blocks(f: Flat) -> Iterator[tuple[tuple[slice, slice], np.ndarray, np.ndarray, np.ndarray]]:
+    """Chunks ``(rows, steps)`` with gathered windows: (index, G values, T timestamps, mask), padded
+    to the widest window of the chunk and at most :data:`GATHER_BUDGET` elements each (a single
+    series with many wide windows is split by steps); the query budget is checked per chunk."""
     S, n = f.lo.shape
     cnt = f.hi - f.lo
     i = 0
     while i < S:
+        checkpoint()
         width = 1
         j = i
         while j < S:
@@ -315,11 +322,19 @@ def _blocks(f: Flat) -> Iterator[tuple[slice, np.ndarray, np.ndarray, np.ndarray
             width = w
             j += 1
         rows = slice(i, j)
-        lo = f.lo[rows]
-        idx = lo[:, :, None] + np.arange(max(width, 1))[None, None, :]
-        mask = idx < f.hi[rows][:, :, None]
-        idx = np.where(mask, idx, 0)
-        yield rows, f.vals[idx], f.ts[idx], mask
+        if (j - i) * n * max(width, 1) <= GATHER_BUDGET:
+            col_slices = [slice(0, n)]
+        else:  # one row alone is over the budget: split its steps
+            per = max(1, GATHER_BUDGET // max(width, 1))
+            col_slices = [slice(c, min(n, c + per)) for c in range(0, n, per)]
+        for cols in col_slices:
+            checkpoint()
+            lo = f.lo[rows, cols]
+            w_c = max(int(cnt[rows, cols].max(initial=0)), 1)
+            idx = lo[:, :, None] + np.arange(w_c)[None, None, :]
+            mask = idx < f.hi[rows, cols][:, :, None]
+            idx = np.where(mask, idx, 0)
+            yield (rows, cols), f.vals[idx], f.ts[idx], mask
         i = j
 
 
@@ -342,6 +357,7 @@ def over_time(
     redo = np.zeros(cnt.shape, dtype=bool)
     keep_name = kind in ("last", "first")
     for rows, G, T, M in _blocks(f):
+        cols = rows[1]
         c = cnt[rows]
         cs = np.maximum(c, 1)
         with np.errstate(all="ignore"):
@@ -380,7 +396,7 @@ def over_time(
                 r = f.vals[f.lo[rows]]
             elif kind == "quantile":
                 assert param is not None
-                q = param[None, :]
+                q = param[None, cols]
                 srt = np.sort(np.where(M, G, np.inf), axis=-1)
                 rank = q * (c - 1)
                 fl = np.floor(np.nan_to_num(rank, nan=0.0, posinf=0.0, neginf=0.0))
@@ -400,7 +416,7 @@ def over_time(
                     t0 = f.ts[f.lo[rows]]
                 else:
                     assert steps is not None
-                    t0 = np.broadcast_to(steps[None, :], c.shape)
+                    t0 = np.broadcast_to(steps[None, cols], c.shape)
                 x = np.where(M, (T - t0[..., None]) / 1000.0, 0.0)
                 n_ = cs.astype(np.float64)
                 sx, sy = x.sum(-1), X.sum(-1)
@@ -417,13 +433,15 @@ def over_time(
                     r = slope
                 else:
                     assert param is not None
-                    r = slope * param[None, :] + intercept
+                    r = slope * param[None, cols] + intercept
                 redo[rows] = ~finite
             else:
                 raise ValueError(kind)
         res[rows] = r
     redo &= ok
-    for ri, ci in zip(*np.nonzero(redo), strict=True):
+    for k, (ri, ci) in enumerate(zip(*np.nonzero(redo), strict=True)):
+        if k % 256 == 0:
+            checkpoint()
         wa, wb = int(f.lo[ri, ci]), int(f.hi[ri, ci])
         val = exact(f.ts[wa:wb], f.vals[wa:wb], int(ci))
         if val is None:
@@ -436,12 +454,27 @@ def over_time(
 def vector_lookup(
     series: list[tuple[dict[str, str], np.ndarray, np.ndarray]], eff: np.ndarray, lookback_ms: int
 ) -> list[tuple[dict[str, str], np.ndarray, np.ndarray, np.ndarray]]:
-    """Instant-selector lookups for many series at once: (labels, values, present, sample_ts) rows."""
-    from .values import stale_mask
+    """Instant-selector lookups for many series at once: (labels, values, present, sample_ts) rows.
 
+    Series are looked up in chunks of about :data:`GATHER_BUDGET` (series × steps) elements, with
+    the query budget checked in between: numpy holds the GIL through each call."""
     series = [s for s in series if len(s[1])]
     if not series:
         return []
+    charge(len(series) * len(eff))  # every step of every series may hold a point (Prometheus counts them)
+    per = max(1, GATHER_BUDGET // max(len(eff), 1))
+    out: list[tuple[dict[str, str], np.ndarray, np.ndarray, np.ndarray]] = []
+    for i in range(0, len(series), per):
+        checkpoint()
+        out.extend(_vector_lookup(series[i : i + per], eff, lookback_ms))
+    return out
+
+
+def _vector_lookup(
+    series: list[tuple[dict[str, str], np.ndarray, np.ndarray]], eff: np.ndarray, lookback_ms: int
+) -> list[tuple[dict[str, str], np.ndarray, np.ndarray, np.ndarray]]:
+    from .values import stale_mask
+
     S = len(series)
     lens = np.array([len(s[1]) for s in series], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
@@ -465,6 +498,8 @@ def vector_lookup(
     ok &= sts > eff[None, :] - lookback_ms
     ok &= ~stale_mask(v)
     out = []
-    for i in np.flatnonzero(ok.any(axis=1)):
+    for k, i in enumerate(np.flatnonzero(ok.any(axis=1)).tolist()):
+        if k % 1024 == 0:
+            checkpoint()
         out.append((series[i][0], v[i], ok[i], sts[i]))
     return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import threading
+import time
 from datetime import datetime
 from typing import Any
 
@@ -19,11 +21,16 @@ import promql_parser as pp  # noqa: E402,I001 - after local imports for readabil
 from ..httpserver import Handler, Request, Response
 from ..telemetry.sources import Matcher, SeriesSource
 from .engine import Engine, parse, to_matchers
-from .memstore import MemorySeriesSource
-from .values import PromQLError, label_key
+from .limits import MAX_FORM_BYTES, check_query
+from .memstore import LockedSource, MemorySeriesSource
+from .status import BUILD_INFO
+from .values import PromQLError, label_key, success_body
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_TIMEOUT_S = 30.0
+MAX_CONCURRENT_QUERIES = 2  # evaluations at once; more wait (a Python engine shares one GIL)
+MAX_SAMPLES = 5_000_000  # Prometheus' default is 50M; the twin evaluates in Python (see README)
+FLOOR_MARGIN_MS = 3_600_000
 MIN_TIME_S = -9223372036854775.808 / 1000 * 1000  # Prometheus' minTime, in seconds
 MAX_TIME_S = 9223372036854775.807
 STATUS = {
@@ -33,15 +40,6 @@ STATUS = {
     "canceled": 503,
     "internal": 500,
     "not_found": 404,
-}
-
-BUILD_INFO = {
-    "version": "2.42.0",
-    "revision": "itbench-twin",
-    "branch": "HEAD",
-    "buildUser": "itbench-agents",
-    "buildDate": "20230101-00:00:00",
-    "goVersion": "go1.19",
 }
 
 
@@ -125,19 +123,21 @@ def _ms(t: float) -> int:
 class PrometheusApi:
     def __init__(self, twin: Any) -> None:
         self.twin = twin
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_QUERIES)
 
     # ------------------------------------------------------------------ plumbing
     def source(self) -> SeriesSource:
         """The twin's metrics plus the ``ALERTS``/``ALERTS_FOR_STATE`` series of its alert engine."""
         src = getattr(self.twin, "metrics", None)
-        base: SeriesSource = src if src is not None else MemorySeriesSource()
+        lock = self.twin.lock
+        base: SeriesSource = LockedSource(src if src is not None else MemorySeriesSource(), lock)
         alerts = getattr(self.twin, "alerts", None)
         if alerts is None or not hasattr(alerts, "history"):
             return base
         from .alerts import AlertSeriesSource
         from .memstore import CompositeSource
 
-        return CompositeSource(base, AlertSeriesSource(alerts, self.twin.now))
+        return CompositeSource(base, LockedSource(AlertSeriesSource(alerts, self.twin.now), lock))
 
     def __call__(self, req: Request) -> Response:
         try:
@@ -175,6 +175,13 @@ class PrometheusApi:
             "/api/v1/rules": self.rules,
             "/api/v1/alerts": self.alerts,
             "/api/v1/status/buildinfo": self.buildinfo,
+            "/api/v1/status/config": self.status_config,
+            "/api/v1/status/flags": self.status_flags,
+            "/api/v1/status/runtimeinfo": self.status_runtimeinfo,
+            "/api/v1/status/tsdb": self.status_tsdb,
+            "/api/v1/format_query": self.format_query,
+            "/api/v1/query_exemplars": self.query_exemplars,
+            "/federate": self.federate,
             "/api/v1/targets": self.targets,
             "/api/v1/targets/metadata": self.targets_metadata,
             "/api/v2/alerts": self.am_alerts,
@@ -184,9 +191,18 @@ class PrometheusApi:
         m = re.fullmatch(r"/api/v1/label/([^/]+)/values", path)
         if fn is None and m is None:
             return Response.text("404 page not found\n", 404)
-        post_ok = path in ("/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels")
+        post_ok = path in (
+            "/api/v1/query",
+            "/api/v1/query_range",
+            "/api/v1/series",
+            "/api/v1/labels",
+            "/api/v1/format_query",
+            "/api/v1/query_exemplars",
+        )
         if req.method not in ("GET", "HEAD") and not (req.method == "POST" and post_ok):
             return Response.text("Method Not Allowed\n", 405)
+        if len(req.body) > MAX_FORM_BYTES:  # Go's ParseForm refuses bodies over 10 MiB
+            raise ApiError("bad_data", "error parsing form values: http: POST too large")
         self.twin.sync()
         if m is not None:
             return self.label_values(req, m.group(1))
@@ -207,12 +223,43 @@ class PrometheusApi:
             return DEFAULT_TIMEOUT_S
         return max(0.001, min(MAX_TIMEOUT_S, parse_duration_param(t, "timeout")))
 
+    def _floor_ms(self) -> int | None:
+        """The earliest time the twin's series can have samples: when the twin was created (less a
+        margin). Selects that reach further back (``start=0``, ``rate(x[10y])``) are clipped to it
+        instead of rendering empty scrape grids back to 1970."""
+        created = getattr(self.twin, "created_at", None)
+        if created is None:
+            return None
+        return _ms(float(created)) - FLOOR_MARGIN_MS
+
     def _engine(self, form: dict[str, list[str]]) -> Engine:
         lookback = self._one(form, "lookback_delta")
         lb_ms = 300_000
         if lookback:
             lb_ms = _ms(parse_duration_param(lookback, "lookback_delta")) or 300_000
-        return Engine(self.source(), timeout_s=self._timeout(form), lookback_ms=lb_ms)
+        return Engine(
+            self.source(),
+            timeout_s=self._timeout(form),
+            lookback_ms=lb_ms,
+            max_samples=MAX_SAMPLES,
+            floor_ms=self._floor_ms(),
+            yield_lock=self.twin.lock,
+        )
+
+    def _queued(self, engine: Engine, run: Any, query: str) -> Any:
+        """Run an evaluation with at most :data:`MAX_CONCURRENT_QUERIES` at a time (Prometheus'
+        ``--query.max-concurrency``); waiting in the queue counts against the query's timeout."""
+        _with_query_prefix(lambda: check_query(query))  # limits refuse at once, without queueing
+        t0 = time.monotonic()
+        budget = engine.timeout_s
+        if not self._slots.acquire(timeout=budget if budget else None):
+            raise PromQLError("query timed out in query queue", "timeout")
+        try:
+            if budget:
+                engine.timeout_s = max(0.001, budget - (time.monotonic() - t0))
+            return run()
+        finally:
+            self._slots.release()
 
     # ------------------------------------------------------------------ queries
     def query(self, req: Request) -> Response:
@@ -225,9 +272,9 @@ class PrometheusApi:
             raise ApiError(
                 "bad_data", 'invalid parameter "query": 1:1: parse error: no expression found in input'
             )
-        with self.twin.lock:
-            res = _with_query_prefix(lambda: engine.instant(q, _ms(t)))
-        return success(res.to_json(), res.warnings, res.infos)
+        # no twin.lock here: the source takes it around each (per-metric) data fetch only
+        res = self._queued(engine, lambda: _with_query_prefix(lambda: engine.instant(q, _ms(t))), q)
+        return Response(200, success_body(res, engine.deadline), {"Content-Type": "application/json"})
 
     def query_range(self, req: Request) -> Response:
         form = self._form(req)
@@ -261,9 +308,12 @@ class PrometheusApi:
             raise ApiError(
                 "bad_data", 'invalid parameter "query": 1:1: parse error: no expression found in input'
             )
-        with self.twin.lock:
-            res = _with_query_prefix(lambda: engine.range(q, _ms(start), _ms(end), max(1, _ms(step))))
-        return success(res.to_json(), res.warnings, res.infos)
+        res = self._queued(
+            engine,
+            lambda: _with_query_prefix(lambda: engine.range(q, _ms(start), _ms(end), max(1, _ms(step)))),
+            q,
+        )
+        return Response(200, success_body(res, engine.deadline), {"Content-Type": "application/json"})
 
     # ------------------------------------------------------------------ metadata
     def _range(self, form: dict[str, list[str]]) -> tuple[int, int]:
@@ -273,7 +323,11 @@ class PrometheusApi:
         start = parse_time(s, "start") if s else -1e12
         if end < start:
             raise ApiError("bad_data", 'invalid parameter "end": end timestamp must not be before start time')
-        return _ms(max(start, -9e12)), _ms(min(end, 9e12))
+        lo, hi = _ms(max(start, -9e12)), _ms(min(end, 9e12))
+        floor = self._floor_ms()
+        if floor is not None and lo < floor:
+            lo = min(floor, hi)
+        return lo, hi
 
     def _match_sets(self, form: dict[str, list[str]], required: bool) -> list[list[Matcher]]:
         raw = form.get("match[]", [])
@@ -282,6 +336,7 @@ class PrometheusApi:
         sets: list[list[Matcher]] = []
         for sel in raw:
             try:
+                check_query(sel)
                 node = parse(sel)
             except PromQLError as exc:
                 raise ApiError(
@@ -300,11 +355,10 @@ class PrometheusApi:
         sets = self._match_sets(form, required=True)
         lo, hi = self._range(form)
         seen: dict[Any, dict[str, str]] = {}
-        with self.twin.lock:
-            src = self.source()
-            for ms in sets:
-                for s in src.select(ms, lo, hi):
-                    seen.setdefault(label_key(s.labels), dict(s.labels))
+        src = self.source()  # locked per fetch
+        for ms in sets:
+            for s in src.select(ms, lo, hi):
+                seen.setdefault(label_key(s.labels), dict(s.labels))
         data = sorted(seen.values(), key=lambda lb: sorted(lb.items()))
         return success(_limit(data, form))
 
@@ -431,8 +485,7 @@ class PrometheusApi:
     def _up_targets(self) -> list[tuple[dict[str, str], float]]:
         """(labels, value) of the ``up`` series at the twin's now: the scrape targets."""
         now_ms = _ms(float(self.twin.now()))
-        with self.twin.lock:
-            res = Engine(self.source()).instant("up", now_ms)
+        res = Engine(self.source(), floor_ms=self._floor_ms()).instant("up", now_ms)
         return [({k: v for k, v in lb.items() if k != "__name__"}, v) for lb, _, v in res.vector]
 
     def targets(self, req: Request) -> Response:
@@ -499,6 +552,41 @@ class PrometheusApi:
 
     def buildinfo(self, req: Request) -> Response:
         return success(dict(BUILD_INFO))
+
+    def status_config(self, req: Request) -> Response:
+        from .status import config_yaml
+
+        return success({"yaml": config_yaml(self)})
+
+    def status_flags(self, req: Request) -> Response:
+        from .status import flags
+
+        return success(flags(self))
+
+    def status_runtimeinfo(self, req: Request) -> Response:
+        from .status import runtimeinfo
+
+        return success(runtimeinfo(self))
+
+    def status_tsdb(self, req: Request) -> Response:
+        from .status import tsdb
+
+        return success(tsdb(self, req))
+
+    def format_query(self, req: Request) -> Response:
+        from .status import format_query
+
+        return success(format_query(self, req))
+
+    def query_exemplars(self, req: Request) -> Response:
+        from .status import query_exemplars
+
+        return success(query_exemplars(self, req))
+
+    def federate(self, req: Request) -> Response:
+        from .status import federate
+
+        return federate(self, req)
 
 
 def _limit(data: list[Any], form: dict[str, list[str]]) -> list[Any]:

@@ -130,6 +130,49 @@ class QueryResult:
         return {"resultType": self.result_type, "result": res}
 
 
+def success_body(res: QueryResult, deadline: float | None = None) -> bytes:
+    """``json.dumps({"status": "success", "data": res.to_json(), ...}, separators=(",", ":"))``,
+    byte for byte, written directly (a million points in about a second instead of several) and
+    checked against ``deadline`` (monotonic) series by series: 503 ``timeout`` past it."""
+    import json
+    import time
+
+    def dump(obj: object) -> str:
+        return json.dumps(obj, separators=(",", ":"))
+
+    if res.result_type == "matrix":
+        parts: list[str] = []
+        tcache: dict[int, str] = {}  # series of a range query share their steps
+        for i, (lb, ts, vs) in enumerate(res.matrix):
+            if deadline is not None and i % 64 == 0 and time.monotonic() > deadline:
+                raise PromQLError("query timed out in expression evaluation", "timeout")
+            heads = []
+            for t in ts.tolist():
+                h = tcache.get(t)
+                if h is None:
+                    h = tcache[t] = f'[{t / 1000!r},"'
+                heads.append(h)
+            vals = [
+                r[:-2] if r[-2:] == ".0" else (r if "e" not in r and "n" not in r else fmt_float(float(r)))
+                for r in map(repr, vs.tolist())
+            ]
+            pts = '"],'.join(map(str.__add__, heads, vals))
+            parts.append(
+                f'{{"metric":{dump(lb)},"values":[{pts}"]]}}'
+                if heads
+                else f'{{"metric":{dump(lb)},"values":[]}}'
+            )
+        data = '{"resultType":"matrix","result":[' + ",".join(parts) + "]}"
+    else:
+        data = dump(res.to_json())
+    body = '{"status":"success","data":' + data
+    if res.warnings:
+        body += ',"warnings":' + dump(res.warnings)
+    if res.infos:
+        body += ',"infos":' + dump(res.infos)
+    return (body + "}").encode()
+
+
 def fmt_float(v: float) -> str:
     """Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` as Prometheus' JSON writes sample values."""
     if math.isnan(v):
