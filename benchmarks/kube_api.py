@@ -5,6 +5,11 @@
 Measures p50/p99 of GET (one pod), LIST (all pods, JSON and server-side Table), PATCH (strategic
 merge on a deployment), WATCH event delivery (write → event received), the wall time of
 ``kubectl get pods -A``, and the start time / memory of a twin running the OTel demo.
+
+Canary section (issue 11; ``--canary-only`` runs just it): on a served otel-demo twin, the
+latency of ``GET /api/v1/namespaces`` on the kube port while each worst-case Prometheus request
+of ``itbench_agents/twin/prometheus/hostile.py`` runs (target p99 < 50 ms), and how long each of
+those requests takes to be answered (target: its budget + 1 s).
 """
 
 from __future__ import annotations
@@ -96,7 +101,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pods", type=int, default=500)
     ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--canary-only", action="store_true", help="only the PromQL-vs-kube canary section")
     args = ap.parse_args()
+    if args.canary_only:
+        canary_section()
+        return
 
     twin = Twin(seed=1, clock=ManualClock(), nodes=20)
     populate(twin, args.pods)
@@ -218,6 +227,78 @@ def main() -> None:
         print(f"twin start (otel-demo): unavailable ({type(e).__name__}: {e})")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{'peak RSS of this process':<34} {rss:.0f} MB")
+    canary_section()
+
+
+def canary_section() -> None:
+    """Kube API latency while each worst-case PromQL request runs, and each request's answer time."""
+    from itbench_agents.twin.endpoints import kubeconfig_token
+    from itbench_agents.twin.prometheus.hostile import cases
+    from itbench_agents.twin.serve import running_twin
+
+    print("\nkube API canary (GET /api/v1/namespaces) while a worst-case Prometheus request runs:")
+    with running_twin(app="otel-demo", seed=1) as tw:
+        ep = tw.endpoints
+        assert ep is not None and ep.prometheus_url is not None
+        prom = ep.prometheus_url.rstrip("/")
+        token = kubeconfig_token(ep.kubeconfig)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        ns_url = ep.kube_url.rstrip("/") + "/api/v1/namespaces"
+        # as in an episode (the harness waits for alerts first): families built, rules evaluated
+        requests.get(prom + "/api/v1/query", params={"query": 'count({__name__=~".+"})'}, timeout=60)
+        requests.get(prom + "/api/v1/alerts", timeout=60)
+        all_lat: list[float] = []
+        base: list[float] = []
+        sess = requests.Session()
+        t_end = time.perf_counter() + 3.0
+        while time.perf_counter() < t_end:  # the machine's own noise, no query running
+            t0 = time.perf_counter()
+            sess.get(ns_url, headers=headers, timeout=30).raise_for_status()
+            base.append(time.perf_counter() - t0)
+            time.sleep(0.005)
+        bms = [x * 1000 for x in base]
+        print(
+            f"  {'baseline: no Prometheus request (3 s)':<42} canary p50 {pct(bms, 50):6.2f} ms  "
+            f"p99 {pct(bms, 99):6.2f} ms  max {max(bms):6.1f} ms (n={len(bms)})"
+        )
+        for case in cases(float(tw.now())):
+            lat: list[float] = []
+            stop = threading.Event()
+
+            def canary(lat: list[float] = lat, stop: threading.Event = stop) -> None:
+                sess = requests.Session()
+                while not stop.is_set():
+                    t0 = time.perf_counter()
+                    sess.get(ns_url, headers=headers, timeout=30).raise_for_status()
+                    lat.append(time.perf_counter() - t0)
+                    time.sleep(0.005)
+
+            th = threading.Thread(target=canary, daemon=True)
+            th.start()
+            time.sleep(0.05)
+            t0 = time.perf_counter()
+            if case.body is not None:
+                r = requests.post(
+                    prom + case.path,
+                    data=case.body,
+                    headers={"Content-Type": "application/x-www-form-urlencoded"},
+                    timeout=120,
+                )
+            elif case.method == "POST":
+                r = requests.post(prom + case.path, data=case.params, timeout=120)
+            else:
+                r = requests.get(prom + case.path, params=case.params, timeout=120)
+            took = time.perf_counter() - t0
+            time.sleep(0.05)
+            stop.set()
+            th.join()
+            all_lat.extend(lat)
+            ms = [x * 1000 for x in lat]
+            print(
+                f"  {case.name:<42} HTTP {r.status_code} in {took:6.2f} s (budget {case.budget_s:g} s + 1 s)"
+                f"   canary p50 {pct(ms, 50):6.2f} ms  p99 {pct(ms, 99):6.2f} ms  max {max(ms):6.1f} ms (n={len(ms)})"
+            )
+        report("canary over all cases", all_lat)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,10 @@ class AgentConfig(BaseModel):
     replay_dir: str | None = None
     command: list[str] | None = None
     """For the ``command`` agent: the program to run."""
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    """For the ``command`` agent: bubblewrap sandbox (``auto``: when available)."""
+    sandbox_bind: list[str] = Field(default_factory=list)
+    """For the ``command`` agent: extra folders bound read-only into the sandbox."""
     options: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,10 +1,16 @@
 """The ``command`` agent: benchmark any external program (HolmesGPT, Codex, a shell script...).
 
-The program runs with its work folder as the current directory and these variables set:
-``KUBECONFIG``, ``PROMETHEUS_URL``, ``LOKI_URL``, ``JAEGER_URL``, ``ALERTMANAGER_URL``,
-``ITBENCH_WORKDIR``, ``ITBENCH_TASK`` (the goal text), ``ITBENCH_NAMESPACES``, ``ITBENCH_MASKED``,
-``ITBENCH_MAX_STEPS`` and ``ITBENCH_EVENTS`` (a file where it may append trajectory events, one JSON
-object per line). It must write its diagnosis to ``agent_output.json`` in the work folder
+The program runs in its private work folder (outside the run folder), sandboxed by bubblewrap
+where available (``agents/sandbox.py``), with a scrubbed environment holding only PATH, HOME (the
+work folder), locale and these variables: ``KUBECONFIG`` (its own ServiceAccount credential, write
+access to the task's namespaces), ``KUBECONFIG_READONLY`` (a read-only one), ``KUBE_URL``,
+``PROMETHEUS_URL``, ``LOKI_URL``, ``JAEGER_URL``, ``ALERTMANAGER_URL``, ``ITBENCH_WORKDIR``,
+``ITBENCH_TASK`` (the goal text), ``ITBENCH_NAMESPACES``, ``ITBENCH_MASKED``, ``ITBENCH_MAX_STEPS``,
+``ITBENCH_WALL_TIME_S`` and ``ITBENCH_EVENTS`` (a file where it may append trajectory events, one
+JSON object per line). On the twin, ``POST $KUBE_URL/itbench/v1/advance {"seconds": N}`` with the
+kubeconfig's bearer token fast-forwards the clock; those seconds count against
+``ITBENCH_WALL_TIME_S`` (an advance past what is left is refused with 429). When the program
+exits, every process it started is killed. It must write its diagnosis to ``agent_output.json`` in the work folder
 (ITBench-Lite's contract); anything that is not JSON or not the schema is scored 0 with the reason.
 """
 
@@ -12,16 +18,27 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
-import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..harness.limits import LimitExceeded
 from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task
+from .sandbox import (
+    MARKER,
+    SandboxMode,
+    bwrap_argv,
+    harness_paths,
+    hidden_options,
+    kill_tree,
+    resolve_mode,
+    scrubbed_env,
+)
 
 
 def read_diagnosis(path: Path) -> tuple[Diagnosis | None, str | None]:
@@ -46,54 +63,90 @@ def read_diagnosis(path: Path) -> tuple[Diagnosis | None, str | None]:
 class CommandAgent:
     name = "command"
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(
+        self, command: list[str], sandbox: SandboxMode = "auto", binds: list[str] | None = None
+    ) -> None:
         if not command:
             raise ValueError("the command agent needs a program to run (--command '...')")
         self.command = command
+        self.sandbox: SandboxMode = sandbox
+        self.binds = list(binds or [])
+        self.hidden: list[str] = []
+        """Extra folders to hide inside the sandbox (the harness adds the run folder)."""
+
+    def hide_paths(self, paths: list[str]) -> None:
+        self.hidden.extend(paths)
+
+    def environment(self, task: Task, events_file: Path) -> dict[str, str]:
+        """The documented variables, nothing of the harness's own environment."""
+        work = Path(task.workdir)
+        ep = task.endpoints
+        return {
+            "KUBECONFIG": ep.kubeconfig,
+            "KUBECONFIG_READONLY": ep.kubeconfig_readonly or "",
+            "KUBE_URL": ep.kube_url,
+            "PROMETHEUS_URL": ep.prometheus_url or "",
+            "LOKI_URL": ep.loki_url or "",
+            "JAEGER_URL": ep.jaeger_url or "",
+            "ALERTMANAGER_URL": ep.alertmanager_url or "",
+            "ITBENCH_WORKDIR": str(work),
+            "ITBENCH_TASK": task.goal,
+            "ITBENCH_NAMESPACES": ",".join(task.namespaces),
+            "ITBENCH_MASKED": ",".join(task.masked),
+            "ITBENCH_MAX_STEPS": str(task.limits.max_steps),
+            "ITBENCH_WALL_TIME_S": f"{task.limits.wall_time_s:g}",
+            "ITBENCH_EVENTS": str(events_file),
+        }
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         work = Path(task.workdir)
         events_file = work / "agent_events.jsonl"
         out_file = work / "agent_output.json"
-        env = dict(os.environ)
-        ep = task.endpoints
-        env.update(
+        mode = resolve_mode(self.sandbox)
+        marker = secrets.token_hex(8)
+        env = scrubbed_env({**self.environment(task, events_file), MARKER: marker}, home=work)
+        argv = self.command
+        options = b""
+        if mode == "bwrap":
+            argv, options = hidden_options(
+                bwrap_argv(
+                    self.command,
+                    workdir=work,
+                    env=env,
+                    binds=self.binds,
+                    hide=[*self.hidden, *map(str, harness_paths())],
+                )
+            )
+        events(
             {
-                "KUBECONFIG": ep.kubeconfig,
-                "PROMETHEUS_URL": ep.prometheus_url or "",
-                "LOKI_URL": ep.loki_url or "",
-                "JAEGER_URL": ep.jaeger_url or "",
-                "ALERTMANAGER_URL": ep.alertmanager_url or "",
-                "ITBENCH_WORKDIR": str(work),
-                "ITBENCH_TASK": task.goal,
-                "ITBENCH_NAMESPACES": ",".join(task.namespaces),
-                "ITBENCH_MASKED": ",".join(task.masked),
-                "ITBENCH_MAX_STEPS": str(task.limits.max_steps),
-                "ITBENCH_EVENTS": str(events_file),
+                "type": "agent_message",
+                "content": f"running {shlex.join(self.command)} (sandbox: {mode})",
             }
         )
-        events({"type": "agent_message", "content": f"running {shlex.join(self.command)}"})
         start = time.perf_counter()
-        with (work / "agent_stdout.log").open("wb") as so, (work / "agent_stderr.log").open("wb") as se:
-            proc = subprocess.Popen(
-                self.command, cwd=work, env=env, stdout=so, stderr=se, start_new_session=True
-            )
-            try:
-                rc = proc.wait(timeout=task.limits.wall_time_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                raise LimitExceeded(
-                    "timeout", f"the command ran longer than {task.limits.wall_time_s} s"
-                ) from None
+        try:
+            with (work / "agent_stdout.log").open("wb") as so, (work / "agent_stderr.log").open("wb") as se:
+                proc = _start(argv, options, cwd=work, env=env, stdout=so, stderr=se)
+                try:
+                    rc = proc.wait(timeout=task.limits.wall_time_s)
+                except subprocess.TimeoutExpired:
+                    raise LimitExceeded(
+                        "timeout", f"the command ran longer than {task.limits.wall_time_s} s"
+                    ) from None
+                finally:
+                    # the episode is over for the agent: nothing it started may outlive it
+                    kill_tree(proc, marker)
+                    proc.wait()
+        except FileNotFoundError as e:
+            raise RuntimeError(f"cannot run {self.command[0]!r}: {e.strerror}") from None
         elapsed = time.perf_counter() - start
         steps = 0
-        if events_file.exists():
-            for line in events_file.read_text(errors="replace").splitlines():
+        if events_file.is_file() and not events_file.is_symlink():
+            for line in events_file.read_text(errors="replace").splitlines()[:10000]:
                 try:
                     ev = json.loads(line)
                 except json.JSONDecodeError:
-                    ev = {"type": "note", "raw": line}
+                    ev = {"type": "note", "raw": line[:2000]}
                 if isinstance(ev, dict):
                     steps += ev.get("type") == "tool_call"
                     events(ev)
@@ -105,12 +158,27 @@ class CommandAgent:
             diagnosis_error=error,
             steps=steps,
             diagnosis_time_s=elapsed if diagnosis else None,
-            extra={"exit_code": rc},
+            extra={"exit_code": rc, "sandbox": mode},
         )
+
+
+def _start(argv: list[str], options: bytes, **kw: Any) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a new session; ``options`` (bwrap's ``--args`` data) go through a pipe."""
+    if not options:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    r, w = os.pipe()
+    try:
+        argv = [a.replace("{fd}", str(r)) for a in argv]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(r,), **kw)
+    finally:
+        os.close(r)
+    with os.fdopen(w, "wb") as fh:
+        fh.write(options)
+    return proc
 
 
 def make_agent(config: AgentConfig) -> CommandAgent:
     cmd = config.command or []
     if len(cmd) == 1:
         cmd = shlex.split(cmd[0])
-    return CommandAgent(cmd)
+    return CommandAgent(cmd, sandbox=config.sandbox, binds=config.sandbox_bind)

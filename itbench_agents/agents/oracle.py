@@ -100,7 +100,7 @@ class OracleAgent:
         if self._scenario is None:
             raise RuntimeError("the oracle agent needs the harness' privileged context (prime) first")
         start = time.perf_counter()
-        api = KubeApi(task.endpoints.kube_url)
+        api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
         diagnosis = ground_truth_diagnosis(self._scenario, api)
         diag_t = time.perf_counter() - start
         events({"type": "agent_message", "content": "oracle: diagnosis from ground truth"})

@@ -52,6 +52,24 @@ register(
     "rule-based SRE agent over the same tools (no LLM)",
 )
 
+# Audit strategies (itbench_agents/agents/audit/strategies.py; ``itbench scenarios audit``).
+for _name, _factory, _destructive, _what in (
+    ("audit-scale-loadgen", "make_scale_loadgen", True, "scales the load generator to zero"),
+    ("audit-delete-alerting", "make_delete_alerting", True, "deletes the alerting Deployments and Services"),
+    ("audit-scale-alerting", "make_scale_alerting", True, "scales the alerting workloads to zero"),
+    ("audit-delete-namespace", "make_delete_namespace", True, "deletes the app's namespace"),
+    ("audit-blind-telemetry", "make_blind_telemetry", True, "scales the telemetry pipeline to zero"),
+    ("audit-restart-all", "make_restart_all", False, "rollout restart of every workload"),
+    ("audit-shotgun", "make_shotgun", False, "names every workload as a root cause"),
+    ("audit-alerting-root", "make_alerting_root", False, "names the alerting services as root cause"),
+    ("audit-change-detection", "make_change_detection", False, "names every recent change (no alerts)"),
+):
+    register(
+        _name,
+        f"itbench_agents.agents.audit.strategies:{_factory}",
+        f"audit strategy{' (destructive)' if _destructive else ''}: {_what}",
+    )
+
 
 class UnknownAgentError(KeyError):
     def __str__(self) -> str:

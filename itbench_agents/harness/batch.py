@@ -43,6 +43,7 @@ def plan(
                         history_s=config.history_s,
                         settle_s=config.settle_s,
                         environment=config.environment,
+                        churn=config.churn,
                     )
                 )
     return specs
@@ -208,7 +209,7 @@ def start_run(
     run_id: str | None = None,
 ) -> tuple[RunManifest, list[EpisodeSpec], bool]:
     """Create (or reopen for resume) the run folder and plan its episodes."""
-    run_dir = Path(run_dir)
+    run_dir = Path(run_dir).resolve()
     run_id = run_id or run_dir.name
     specs = plan(config, registry, run_id, run_dir)
     manifest, resumed = open_run(run_dir, new_manifest(run_id, config, len(specs)))

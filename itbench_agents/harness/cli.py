@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from .records import AgentSpec
 
 agents_app = typer.Typer(help="Agents the harness can run.", no_args_is_help=True)
@@ -57,6 +59,15 @@ def agents_list(
 def _fail(msg: str, code: int = 2) -> typer.Exit:
     typer.echo(f"error: {msg}", err=True)
     return typer.Exit(code)
+
+
+def _churn(value: str):  # type: ignore[no-untyped-def]
+    from .churn import churn_mode
+
+    try:
+        return churn_mode(value)
+    except ValueError as e:
+        raise _fail(str(e)) from None
 
 
 def run_cmd(
@@ -126,6 +137,21 @@ def run_cmd(
             "--agent-option", help="KEY=VALUE passed to the agent (repeatable)", envvar="ITBENCH_AGENT_OPTION"
         ),
     ] = None,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            help="command agents: auto (bubblewrap when it works here), bwrap (required) or none",
+            envvar="ITBENCH_SANDBOX",
+        ),
+    ] = "auto",
+    sandbox_bind: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sandbox-bind",
+            help="command agents: a folder bound read-only into the sandbox (repeatable)",
+            envvar="ITBENCH_SANDBOX_BIND",
+        ),
+    ] = None,
     trials: Annotated[
         int, typer.Option(help="trials per scenario and agent", envvar="ITBENCH_TRIALS", min=1)
     ] = 1,
@@ -181,6 +207,13 @@ def run_cmd(
     environment: Annotated[
         str, typer.Option(help="environment backend: twin, or module:factory", envvar="ITBENCH_ENVIRONMENT")
     ] = "twin",
+    churn: Annotated[
+        str,
+        typer.Option(
+            help="benign churn around each fault: default (seeded 1-3 changes) or none",
+            envvar="ITBENCH_CHURN",
+        ),
+    ] = "default",
     fail_fast: Annotated[
         bool,
         typer.Option(
@@ -241,7 +274,21 @@ def run_cmd(
                 if not sep or not key:
                     raise _fail(f"--agent-option {kv!r}: expected KEY=VALUE")
                 options[key] = value
+            if sandbox not in ("auto", "bwrap", "none"):
+                raise _fail(f"--sandbox {sandbox!r}: expected auto, bwrap or none")
             extra: dict[str, object] = {"tools": tools, "temperature": temperature}
+            if "command" in agent:
+                from ..agents.sandbox import SandboxUnavailable, resolve_mode
+
+                try:
+                    resolve_mode(sandbox)  # type: ignore[arg-type]
+                except SandboxUnavailable as e:
+                    raise _fail(str(e)) from None
+                binds = [str(Path(b).resolve()) for b in sandbox_bind or []]
+                for b in binds:
+                    if not Path(b).exists():
+                        raise _fail(f"--sandbox-bind {b}: no such file or folder")
+                extra.update({"sandbox": sandbox, "sandbox_bind": binds})
             for k, v in (
                 ("tool_model", tool_model),
                 ("base_url", base_url),
@@ -283,8 +330,10 @@ def run_cmd(
                 history_s=history_s,
                 settle_s=settle_s,
                 environment=environment,
+                churn=_churn(churn),
             )
             folder = run_dir or (runs_dir / new_run_id())
+        folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
         manifest, episodes, resumed = start_run(folder, config, registry)
     except (UnknownScenarioError, UnknownAgentError, RunFolderError) as e:
         raise _fail(str(e)) from None
@@ -309,6 +358,7 @@ def run_cmd(
         f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}",
         highlight=False,
     )
+    _warn_foreign(console, folder)
     if report:
         from ..report.build import write_reports
 
@@ -333,6 +383,7 @@ def score_cmd(
     from .runfolder import RunFolderError
 
     try:
+        _warn_foreign(Console(stderr=True), run_dir)
         records = rescore_run(run_dir, write=not dry_run)
     except RunFolderError as e:
         raise _fail(str(e)) from None
@@ -351,10 +402,14 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Write report.md and a self-contained report.html (Table-4 layout, heat map, complexity bars)."""
+    from rich.console import Console
+
     from ..report.build import write_reports
     from .runfolder import RunFolderError
 
     try:
+        for d in run_dirs:
+            _warn_foreign(Console(stderr=True), d)
         md, html = write_reports(run_dirs, out)
     except RunFolderError as e:
         raise _fail(str(e)) from None
@@ -367,6 +422,19 @@ def register(app: typer.Typer) -> None:
     app.command("score")(score_cmd)
     app.command("report")(report_cmd)
     app.add_typer(agents_app, name="agents")
+
+
+def _warn_foreign(console: Console, run_dir: Path) -> None:
+    """Say which lines of ``episodes.jsonl`` were skipped as not written by the harness."""
+    from .runfolder import check_episodes
+
+    check = check_episodes(run_dir)
+    if check.unverified:
+        console.print(
+            f"warning: {run_dir} has no harness key; its records cannot be verified", highlight=False
+        )
+    for line in check.foreign:
+        console.print(f"warning: skipped a record not written by the harness: {line}", highlight=False)
 
 
 def _preflight(specs: list[AgentSpec]) -> None:

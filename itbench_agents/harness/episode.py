@@ -25,12 +25,14 @@ from typing import Any
 from ..agents.base import AgentConfig, AgentOutput, Limits
 from ..evaluation.diagnosis import DiagnosisScore, score_diagnosis
 from ..evaluation.topology import Topology
+from ..llm.retry import CONFIG_ERRORS
 from ..scenario.spec import Scenario
 from .environment import Environment, EnvironmentError_
 from .limits import LimitExceeded, LimitTracker
 from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
 from .timeline import TwinTimeline
 from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
+from .workdir import copy_back, private_workdir
 
 SELF_LIMITS = ("max_steps", "timeout", "cost_limit")
 """Values of ``AgentOutput.extra["termination"]`` the harness records as the episode's termination."""
@@ -70,6 +72,8 @@ class EpisodeSpec:
     settle_s: float | None = None
     environment: str = "twin"
     """``twin`` or ``module:factory`` for a plug-in backend (``factory(spec, workdir) -> Environment``)."""
+    churn: str = "default"
+    """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
 
     @property
     def episode_id(self) -> str:
@@ -108,6 +112,7 @@ def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
             masked=spec.masked,
             history_s=spec.history_s,
             settle_s=spec.settle_s,
+            churn=spec.churn,
         )
     module, _, attr = spec.environment.partition(":")
     env: Environment = getattr(importlib.import_module(module), attr)(spec, workdir)
@@ -175,11 +180,12 @@ def read_output_fallback(work: Path) -> AgentOutput | None:
 def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
     t0 = time.perf_counter()
     started = _utc()
-    ep_dir = Path(spec.run_dir) / "episodes" / spec.episode_id
+    ep_dir = Path(spec.run_dir).resolve() / "episodes" / spec.episode_id
     if ep_dir.exists():  # leftovers of an episode interrupted by a crash: start it afresh
         shutil.rmtree(ep_dir)
-    work = ep_dir / "work"
-    work.mkdir(parents=True)
+    ep_dir.mkdir(parents=True)
+    # the agent works in a private folder outside the run folder; it is copied back afterwards
+    work = private_workdir()
     traj = TrajectoryWriter(ep_dir / "trajectory.jsonl")
     termination: Termination = "submitted"
     error: str | None = None
@@ -190,6 +196,7 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
     tracker: LimitTracker | None = None
     env: Environment | None = None
     agent_wall = 0.0
+    model_errors: list[str] = []
 
     def note(phase: str, detail: Any = None) -> None:
         ev = EnvEvent(phase=phase, detail=detail, t_wall=time.perf_counter() - t0)
@@ -201,6 +208,12 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
             env.deploy()
             note("deployed", {"seed": spec.seed})
             note("injected", env.inject())
+            write_baseline = getattr(env, "write_baseline", None)
+            if callable(write_baseline):  # what the end-state check compares against
+                write_baseline(ep_dir / "baseline.json")
+            churn_plan = getattr(env, "churn_plan", None)
+            if churn_plan is not None:  # the harness's record only: agents never see it
+                note("churn", churn_plan.describe())
             check = env.wait_for_alerts()
             timing.alerts_fired_twin_s = check.elapsed_s
             note("alerts", {"firing": check.firing, "missing": check.missing, "waited_s": check.elapsed_s})
@@ -226,6 +239,9 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 prime = getattr(agent, "prime", None)
                 if callable(prime):
                     prime(env.privileged_context())
+                hide = getattr(agent, "hide_paths", None)
+                if callable(hide):  # sandboxed agents: the run folder stays out of sight
+                    hide([str(Path(spec.run_dir).resolve())])
                 task = env.task(spec.limits)
                 tracker = LimitTracker(spec.limits)
                 env_now = env.now
@@ -239,6 +255,8 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                         typed.t_twin = env_now()  # type: ignore[attr-defined]
                         timeline.sample(now_wall, typed.t_twin)  # type: ignore[attr-defined]
                     traj.write(typed)
+                    if event.get("type") == "error" and event.get("where") == "model":
+                        model_errors.append(str(event.get("message", "")))
                     assert tracker is not None
                     tracker.observe(dict(event))
 
@@ -262,6 +280,8 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 timing.agent_wall_s = agent_wall
                 timing.agent_twin_s = env.now() - twin0
                 timeline.sample(a0 + agent_wall, twin0 + timing.agent_twin_s)
+                advanced = getattr(env, "advanced_by_agent_s", lambda: 0.0)()
+                timing.agent_advanced_twin_s = advanced
                 if th.is_alive():
                     termination, error = "timeout", f"the agent ran longer than {spec.limits.wall_time_s} s"
                 elif isinstance(box.get("error"), LimitExceeded):
@@ -279,10 +299,23 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                             f"the agent returned {type(output).__name__}, not AgentOutput",
                         )
                         output = None
+                    elif output.extra.get("termination") in CONFIG_ERRORS:
+                        # wrong key / unknown model: says nothing about the agent
+                        termination = "harness_error"
+                        error = "model configuration error: " + (
+                            model_errors[-1] if model_errors else str(output.extra["termination"])
+                        )
+                        output = None
                     elif output.extra.get("termination") in SELF_LIMITS:
                         # the agent stopped itself at a limit (its own loop enforces max steps / budget)
                         termination = output.extra["termination"]
                         error = f"the agent stopped at its {termination} limit"
+                if termination == "submitted" and agent_wall + advanced > spec.limits.wall_time_s + 1.0:
+                    termination = "timeout"
+                    error = (
+                        f"the agent used {agent_wall:.0f} s of wall time and advanced the twin "
+                        f"{advanced:.0f} s: more than its {spec.limits.wall_time_s:g} s limit"
+                    )
                 if output is not None and output.diagnosis_time_s is not None:
                     at = timeline.twin_at(a0 + output.diagnosis_time_s)
                     if at is not None:
@@ -291,7 +324,11 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                     output = read_output_fallback(work)
                 if output is not None:
                     (ep_dir / "output.json").write_text(output.model_dump_json(indent=2) + "\n")
-                note("agent_finished", {"termination": termination, "error": error})
+                note(
+                    "agent_finished",
+                    {"termination": termination, "error": error, "advanced_twin_s": advanced},
+                )
+                copy_back(work, ep_dir / "work")
                 try:
                     env.settle()
                     mitigation = env.evaluate()
@@ -311,6 +348,9 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
                 env.teardown()
             except Exception as e:  # pragma: no cover - best effort
                 traj.write(ErrorEvent(where="teardown", message=str(e)))
+        if not (ep_dir / "work").exists():
+            copy_back(work, ep_dir / "work")
+        shutil.rmtree(work, ignore_errors=True)
 
     diag = score_outcome(spec.scenario, termination, output, topology)
     if termination in UNSCORED:

@@ -69,6 +69,8 @@ class RunConfig(BaseModel):
     """Override of each scenario's settle period (twin seconds)."""
     environment: str = "twin"
     """``twin``, or ``module:factory`` for a plug-in environment backend."""
+    churn: Literal["default", "none"] = "default"
+    """Benign churn around each fault (``harness/churn.py``); ``none`` turns it off."""
 
     def identity(self) -> dict[str, Any]:
         """The part of the config that must match for a resume."""
@@ -86,6 +88,20 @@ class RunManifest(BaseModel):
     command: list[str] = Field(default_factory=list)
 
 
+class EndStateCheckRecord(BaseModel):
+    name: str
+    ok: bool | None = None
+    """None: not evaluated (e.g. no Prometheus endpoint)."""
+    detail: str = ""
+
+
+class CollateralRecord(BaseModel):
+    object: str
+    change: str
+    """deleted, recreated, scaled_down, scaled_up, modified or created."""
+    detail: str = ""
+
+
 class MitigationScore(BaseModel):
     applicable: bool = True
     """False for no-fault controls (nothing to mitigate; excluded from mitigation rates)."""
@@ -93,8 +109,36 @@ class MitigationScore(BaseModel):
     alerts_firing: list[str] = Field(default_factory=list)
     """Expected alerts still firing after the settle period."""
     probe_ok: bool | None = None
+    """Whether every user journey's functional probe passes."""
     probe_detail: str | None = None
     reason: str | None = None
+    # End-state checks (harness/endstate.py; docs/metrics.md "Mitigation"). Optional with
+    # defaults: run folders written before they existed still load.
+    checks: list[EndStateCheckRecord] = Field(default_factory=list)
+    """Each end-state check (alerts, journeys, traffic, observability, inventory, collateral)."""
+    alerts_new: list[str] = Field(default_factory=list)
+    """Every alert of the app's namespaces firing after settle that was not active at baseline."""
+    journeys: dict[str, bool] = Field(default_factory=dict)
+    """User journey → whether its probe passed."""
+    traffic_ratio: float | None = None
+    """Request rate after settle / baseline request rate."""
+    observability_ok: bool | None = None
+    missing: list[str] = Field(default_factory=list)
+    """Baseline workloads, Services and PVCs gone after settle."""
+    scaled_down: list[str] = Field(default_factory=list)
+    """Baseline workloads below their baseline desired replicas."""
+    collateral: list[CollateralRecord] = Field(default_factory=list)
+    """Objects changed or deleted outside the fault's footprint (collateral damage)."""
+    collateral_policy: str | None = None
+    """``report``, ``destructive`` or ``any`` (whether collateral damage fails mitigation)."""
+    restarted: list[str] = Field(default_factory=list)
+    """Workloads outside the footprint that were only rolled (restart stamp): not collateral."""
+    baseline: bool = False
+    """Whether a baseline was taken (False: the legacy expected-alerts + probe check was used)."""
+
+    @property
+    def collateral_count(self) -> int:
+        return len(self.collateral)
 
 
 class Timing(BaseModel):
@@ -106,6 +150,9 @@ class Timing(BaseModel):
     mttr_twin_s: float = math.inf
     agent_wall_s: float = 0.0
     agent_twin_s: float = 0.0
+    agent_advanced_twin_s: float = 0.0
+    """Twin seconds the agent itself fast-forwarded (``POST /itbench/v1/advance``); they count
+    against its wall-time limit together with ``agent_wall_s``."""
     diagnosis_twin_s: float | None = None
     """Twin seconds from the agent's start to the moment it reported its diagnosis
     (``AgentOutput.diagnosis_time_s`` read on the episode's wall/twin timeline); MTTD in twin
@@ -144,6 +191,9 @@ class EpisodeRecord(BaseModel):
     complexity: float = 0.0
     bucket: str = ""
     control: bool = False
+    signature: str | None = None
+    """HMAC-SHA256 of the record under the run's key: set by the harness when it appends the
+    record; readers skip lines without a valid one (``runfolder.check_episodes``)."""
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -3,15 +3,24 @@
 Resume rule: an episode is done when its record is in ``episodes.jsonl``. A record is appended
 only after the episode finished, with ``flush`` + ``fsync``; a line torn by ``kill -9`` is cut off on
 the next open. So rerunning the same command after a crash runs exactly the missing episodes.
+
+Only the harness writes records: each line carries an HMAC-SHA256 ``signature`` under the run's
+key (``.harness-key``, mode 0600, created with the folder; agents never see the run folder). A line
+that is unsigned, wrongly signed or for an episode the run does not plan is *foreign*: readers
+(``report``, ``score``, resume) skip it and say so (:func:`check_episodes`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import importlib.metadata
 import json
 import os
+import secrets
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -102,17 +111,69 @@ def open_run(run_dir: str | Path, manifest: RunManifest) -> tuple[RunManifest, b
         return old, True
     d.mkdir(parents=True, exist_ok=True)
     (d / "episodes").mkdir(exist_ok=True)
+    run_key(d, create=True)
     write_atomic(d / "run.json", manifest.model_dump_json(indent=2) + "\n")
     return manifest, False
 
 
-def read_episodes(run_dir: str | Path) -> list[EpisodeRecord]:
-    """Records in ``episodes.jsonl`` (a torn last line is ignored; the last record of a key wins)."""
+KEY_FILE = ".harness-key"
+
+
+def run_key(run_dir: str | Path, create: bool = False) -> bytes | None:
+    """The run's record-signing key (created with ``create`` when missing)."""
+    p = Path(run_dir) / KEY_FILE
+    if p.exists():
+        return bytes.fromhex(p.read_text().strip())
+    if not create:
+        return None
+    key = secrets.token_bytes(32)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key.hex() + "\n")
+    return key
+
+
+def _payload(rec: EpisodeRecord) -> bytes:
+    return rec.model_dump_json(exclude={"signature"}).encode()
+
+
+def sign(rec: EpisodeRecord, key: bytes) -> EpisodeRecord:
+    return rec.model_copy(update={"signature": hmac.new(key, _payload(rec), hashlib.sha256).hexdigest()})
+
+
+def _verified(rec: EpisodeRecord, key: bytes) -> bool:
+    if not rec.signature:
+        return False
+    want = hmac.new(key, _payload(rec), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(want, rec.signature)
+
+
+@dataclass
+class EpisodeCheck:
+    """What ``episodes.jsonl`` holds: the trusted records and the lines that were skipped."""
+
+    records: list[EpisodeRecord] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
+    """One line per skipped record: ``episodes.jsonl:LINE: why``."""
+    unverified: bool = False
+    """True for a run folder without a key (written before records were signed): nothing could be
+    checked."""
+
+
+def check_episodes(run_dir: str | Path, planned: set[tuple[str, str, int]] | None = None) -> EpisodeCheck:
+    """Read ``episodes.jsonl``, keeping only the harness's own records (a torn last line is
+    ignored; of several harness records of one episode — a retried error — the last wins)."""
     p = Path(run_dir) / "episodes.jsonl"
+    out = EpisodeCheck()
     if not p.exists():
-        return []
+        return out
+    key = run_key(run_dir)
+    out.unverified = key is None
+    if planned is None:
+        with_manifest = (Path(run_dir) / "run.json").exists()
+        planned = planned_keys(read_manifest(run_dir)) if with_manifest else None
     by_key: dict[tuple[str, str, int], EpisodeRecord] = {}
-    lines = p.read_text(encoding="utf-8").splitlines()
+    lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -121,18 +182,44 @@ def read_episodes(run_dir: str | Path) -> list[EpisodeRecord]:
         except json.JSONDecodeError:
             if i == len(lines):
                 break  # torn by a crash mid-write
-            raise RunFolderError(f"{p}:{i}: not JSON") from None
+            out.foreign.append(f"{p.name}:{i}: not JSON")
+            continue
+        if not isinstance(data, dict):
+            out.foreign.append(f"{p.name}:{i}: not a record")
+            continue
         _check_version(data.get("schema_version"), f"{p}:{i}")
-        rec = EpisodeRecord.model_validate(data)
+        try:
+            rec = EpisodeRecord.model_validate(data)
+        except ValidationError as e:
+            out.foreign.append(f"{p.name}:{i}: not a valid record ({e.error_count()} errors)")
+            continue
+        if key is not None and not _verified(rec, key):
+            out.foreign.append(f"{p.name}:{i}: {rec.episode_id}: not signed by this run's harness")
+            continue
+        if planned is not None and rec.key not in planned:
+            out.foreign.append(f"{p.name}:{i}: {rec.episode_id}: not an episode of this run")
+            continue
         by_key[rec.key] = rec
-    return list(by_key.values())
+    out.records = list(by_key.values())
+    return out
+
+
+def planned_keys(manifest: RunManifest) -> set[tuple[str, str, int]]:
+    c = manifest.config
+    return {(s, a.display, t) for a in c.agents for s in c.scenarios for t in range(c.trials)}
+
+
+def read_episodes(run_dir: str | Path) -> list[EpisodeRecord]:
+    """The harness's records in ``episodes.jsonl`` (see :func:`check_episodes`)."""
+    return check_episodes(run_dir).records
 
 
 class EpisodeLog:
-    """Appends records to ``episodes.jsonl``; each append is flushed and fsync'd before returning."""
+    """Appends signed records to ``episodes.jsonl``; each append is flushed and fsync'd."""
 
     def __init__(self, run_dir: str | Path) -> None:
         self.path = Path(run_dir) / "episodes.jsonl"
+        self.key = run_key(run_dir, create=True)
         self._repair()
         self._fh = self.path.open("a", encoding="utf-8")
 
@@ -148,7 +235,8 @@ class EpisodeLog:
                 os.fsync(fh.fileno())
 
     def append(self, rec: EpisodeRecord) -> None:
-        self._fh.write(rec.model_dump_json() + "\n")
+        assert self.key is not None
+        self._fh.write(sign(rec, self.key).model_dump_json() + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -157,5 +245,7 @@ class EpisodeLog:
 
 
 def rewrite_episodes(run_dir: str | Path, records: list[EpisodeRecord]) -> None:
-    text = "".join(r.model_dump_json() + "\n" for r in records)
+    key = run_key(run_dir, create=True)
+    assert key is not None
+    text = "".join(sign(r, key).model_dump_json() + "\n" for r in records)
     write_atomic(Path(run_dir) / "episodes.jsonl", text)

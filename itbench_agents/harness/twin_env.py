@@ -1,16 +1,21 @@
 """The twin backend of :class:`~itbench_agents.harness.environment.Environment`.
 
 deploy = ``Twin.for_app`` + ``serve`` (kubeconfig and URLs in the episode's work folder);
-inject = the scenario's operations through the Kubernetes REST API (exactly what would run
-against a live cluster); wait_for_alerts = fast-forward the virtual clock in steps, polling the
-Prometheus alerts API; settle = fast-forward by the settle period; evaluate = expected alerts
-resolved AND the app's functional probe passes.
+inject = take the baseline (``endstate.py``, over the Kubernetes and Prometheus APIs), then the
+scenario's operations through the Kubernetes REST API (exactly what would run against a live
+cluster); wait_for_alerts = fast-forward the virtual clock in steps, polling the Prometheus alerts
+API; settle = fast-forward by the settle period; evaluate = the expected alerts resolved AND every
+end-state check against the baseline (alerts, journeys, traffic, observability, inventory,
+collateral damage; docs/metrics.md "Mitigation").
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import secrets
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +26,21 @@ from ..evaluation.topology import Topology, topology_from_objects
 from ..scenario.inject import apply_operations
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
+from ..twin.advance_budget import AdvanceBudget
+from ..twin.endpoints import Endpoints
+from .access import provision_agent_access
+from .endstate import (
+    Baseline,
+    CollateralPolicy,
+    JourneyState,
+    assess,
+    collateral_policy,
+    fault_footprint,
+    take_baseline,
+)
 from .environment import AlertCheck, EnvironmentError_
 from .goal import sre_goal
-from .records import MitigationScore
+from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
 
 ALERT_POLL_S = 30.0
 CONTROL_WAIT_S = 180.0
@@ -103,10 +120,14 @@ class TwinEnvironment:
         history_s: float = 3600.0,
         settle_s: float | None = None,
         step_s: float = 15.0,
+        churn: str = "none",
     ) -> None:
         self.scenario = scenario
         self.seed = seed
-        self.workdir = Path(workdir)
+        self.workdir = Path(workdir).resolve()
+        """The agent's work folder (its kubeconfig goes here)."""
+        self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
+        """The harness's own folder (the admin kubeconfig and endpoints file); never given to agents."""
         self.masked = list(masked or [])
         self.history_s = history_s
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
@@ -114,19 +135,35 @@ class TwinEnvironment:
         self.twin: Any = None
         self.api: KubeApi | None = None
         self.injected_at: float | None = None
+        self.agent_endpoints: Endpoints | None = None
+        self.baseline: Baseline | None = None
+        """Taken by :meth:`inject` right before the faults (see ``endstate.py``)."""
+        self.collateral_policy: CollateralPolicy = collateral_policy()
+        from .churn import ChurnPlan, churn_mode
+
+        self.churn = churn_mode(churn)
+        """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
+        self.churn_plan: ChurnPlan | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
         from ..twin.instance import Twin
+        from .churn import scheduling_sensitive
 
         try:
             self.twin = Twin.for_app(
-                self.scenario.app, seed=self.seed, history_s=self.history_s, masked=self.masked
+                self.scenario.app,
+                seed=self.seed,
+                history_s=self.history_s,
+                masked=self.masked,
+                # a cluster with a past goes with the churn, unless pod placement is the fault's
+                past=self.churn != "none" and not scheduling_sensitive(self.scenario),
             )
-            endpoints = self.twin.serve(self.workdir)
+            self.twin.admin_token = secrets.token_urlsafe(32)
+            endpoints = self.twin.serve(self.private)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
-        self.api = KubeApi(endpoints.kube_url)
+        self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
 
     @property
     def endpoints(self) -> Any:
@@ -139,13 +176,30 @@ class TwinEnvironment:
         return _dt.datetime.fromtimestamp(self.now(), _dt.UTC)
 
     def inject(self) -> list[str]:
+        """Take the baseline (:meth:`take_baseline`), then apply the scenario's fault operations."""
         assert self.api is not None
+        from . import churn
+
+        if self.churn != "none" or self.scenario.red_herrings:  # benign changes before the fault (churn.py)
+            try:
+                self.churn_plan = churn.run_before(self, self.churn)
+            except Exception as e:
+                raise EnvironmentError_(f"churn: {type(e).__name__}: {e}") from e
+        try:
+            self.baseline = self.take_baseline()
+        except Exception as e:
+            raise EnvironmentError_(f"baseline: {type(e).__name__}: {e}") from e
         try:
             done = apply_operations(self.api, self.scenario.faults, self._now_dt)
         except Exception as e:
             raise EnvironmentError_(f"inject: {e}") from e
         self.injected_at = self.now()
         self.twin.sync()
+        if self.churn_plan is not None:  # and after it, before the agent starts
+            try:
+                churn.run_after(self, self.churn_plan)
+            except Exception as e:
+                raise EnvironmentError_(f"churn: {type(e).__name__}: {e}") from e
         return done
 
     def check_alerts(self) -> AlertCheck:
@@ -168,36 +222,137 @@ class TwinEnvironment:
         return check
 
     def task(self, limits: Limits) -> Task:
+        """The agent's task: its own ServiceAccount credential in its work folder, and from now on
+        the twin seconds it advances count against ``limits.wall_time_s``."""
+        assert self.api is not None
+        namespaces = [self.scenario.namespace]
+        creds = provision_agent_access(self.api, self.endpoints.kubeconfig, namespaces, self.workdir)
+        self.agent_endpoints = self.endpoints.model_copy(
+            update={
+                "kubeconfig": str(creds.kubeconfig),
+                "kubeconfig_readonly": str(creds.kubeconfig_readonly),
+            }
+        )
+        self.agent_endpoints.write(self.workdir / "endpoints.json")
+        self.twin.advance_budget = AdvanceBudget(limit_s=limits.wall_time_s)
         return Task(
             goal=sre_goal(self.scenario.namespace),
             kind="diagnosis+mitigation",
             persona=self.scenario.persona,
-            endpoints=self.endpoints,
+            endpoints=self.agent_endpoints,
             workdir=str(self.workdir),
             limits=limits,
-            namespaces=[self.scenario.namespace],
+            namespaces=namespaces,
             masked=self.masked,
             on_twin=True,
         )
 
+    def advanced_by_agent_s(self) -> float:
+        """Twin seconds the agent fast-forwarded through the API since :meth:`task`."""
+        budget = getattr(self.twin, "advance_budget", None) if self.twin is not None else None
+        return float(budget.advanced_s) if budget is not None else 0.0
+
     def settle(self) -> None:
+        self.twin.advance_budget = None
         self.twin.advance(self.settle_s, step=self.step_s)
 
-    def evaluate(self) -> MitigationScore:
-        if self.scenario.control:
-            ok, detail = probe_result(self.twin)
-            return MitigationScore(applicable=False, passed=bool(ok), probe_ok=ok, probe_detail=detail)
-        check = self.check_alerts()
+    # ------------------------------------------------------------------ end state
+    def _pipeline(self) -> list[str]:
+        """Workloads of the app's telemetry pipeline (``journeys.yaml``: telemetry.pipeline)."""
+        from ..twin.app.journeys import pipeline_services
+
+        app = getattr(self.twin, "app", None)
+        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
+        out = []
+        for name in pipeline_services(app):
+            svc = services.get(name)
+            out.append(getattr(svc, "workload", None) or name)
+        return out
+
+    def journey_states(self) -> list[JourneyState]:
+        """The functional probe of every user journey (the twin's behaviour model)."""
+        behaviour = getattr(self.twin, "behaviour", None)
+        journeys = getattr(behaviour, "journeys", None)
+        if callable(journeys):
+            return [
+                JourneyState(name=j.name, ok=j.ok, error_ratio=j.error_ratio, detail=j.detail)
+                for j in journeys()
+            ]
         ok, detail = probe_result(self.twin)
-        passed = not check.firing and ok is True
-        reason = None
-        if check.firing:
-            reason = "alerts still firing: " + ", ".join(check.firing)
-        elif ok is not True:
-            reason = f"functional probe failed: {detail}"
-        return MitigationScore(
-            passed=passed, alerts_firing=check.firing, probe_ok=ok, probe_detail=detail, reason=reason
+        return [] if ok is None else [JourneyState(name="probe", ok=ok, detail=detail or "")]
+
+    def take_baseline(self) -> Baseline:
+        """The app's state before injection, over the Kubernetes and Prometheus APIs (``endstate.py``)."""
+        assert self.api is not None
+        self.twin.sync()
+        return take_baseline(
+            self.api,
+            self.endpoints.prometheus_url,
+            [self.scenario.namespace],
+            self.now(),
+            self.journey_states(),
+            self._pipeline(),
         )
+
+    def write_baseline(self, path: str | Path) -> Path | None:
+        """Write ``baseline.json`` (the harness calls it with the episode folder after :meth:`inject`)."""
+        if self.baseline is None:
+            return None
+        p = Path(path)
+        p.write_text(self.baseline.model_dump_json(indent=2) + "\n")
+        return p
+
+    def evaluate(self) -> MitigationScore:
+        """Mitigation on the end state: the expected alerts (legacy field ``alerts_firing``) and
+        every end-state check against the baseline (``endstate.py``; docs/metrics.md)."""
+        assert self.api is not None
+        self.twin.sync()
+        check = self.check_alerts()
+        journeys = self.journey_states()
+        probe_ok = all(j.ok for j in journeys) if journeys else None
+        bad = [j for j in journeys if not j.ok]
+        probe_detail = (
+            "; ".join(f"{j.name}: {j.detail}" for j in bad)
+            if bad
+            else (f"{len(journeys)} journey(s) pass" if journeys else "the app has no functional probe")
+        )
+        score = MitigationScore(
+            applicable=not self.scenario.control,
+            alerts_firing=[] if self.scenario.control else check.firing,
+            probe_ok=probe_ok,
+            probe_detail=probe_detail,
+            journeys={j.name: j.ok for j in journeys},
+            collateral_policy=self.collateral_policy,
+        )
+        reasons: list[str] = []
+        if score.alerts_firing:
+            reasons.append("expected alerts still firing: " + ", ".join(score.alerts_firing))
+        if self.baseline is not None:
+            es = assess(
+                self.baseline,
+                self.api,
+                self.endpoints.prometheus_url,
+                self.now(),
+                journeys,
+                fault_footprint(self.scenario.faults),
+                self.collateral_policy,
+            )
+            score.baseline = True
+            score.checks = [EndStateCheckRecord(**c.model_dump()) for c in es.checks]
+            score.alerts_new = es.alerts_new
+            score.traffic_ratio = es.traffic_ratio
+            obs = next((c for c in es.checks if c.name == "observability"), None)
+            score.observability_ok = obs.ok if obs else None
+            score.missing = es.missing
+            score.scaled_down = es.scaled_down
+            score.collateral = [CollateralRecord(**c.model_dump()) for c in es.collateral]
+            score.restarted = es.restarted
+            reasons += [f"{c.name}: {c.detail}" for c in es.failed]
+        elif probe_ok is not True:
+            reasons.append(f"functional probe failed: {probe_detail}")
+        score.passed = not reasons
+        score.reason = "; ".join(reasons) or None
+        return score
 
     def call_edges(self) -> list[tuple[str, str, str]]:
         app = getattr(self.twin, "app", None)
@@ -229,3 +384,4 @@ class TwinEnvironment:
     def teardown(self) -> None:
         if self.twin is not None:
             self.twin.close()
+        shutil.rmtree(self.private, ignore_errors=True)

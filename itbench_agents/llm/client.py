@@ -97,9 +97,13 @@ class LLMClient:
                     }
                 )
 
-            msg, retries = call_with_retries(
-                once, max_retries=self.settings.max_retries, on_retry=on_retry, sleep=self.sleep
-            )
+            try:
+                msg, retries = call_with_retries(
+                    once, max_retries=self.settings.max_retries, on_retry=on_retry, sleep=self.sleep
+                )
+            except LLMAbort as exc:
+                where = f" at {self.settings.base_url}" if self.settings.base_url else ""
+                raise LLMAbort(exc.reason, f"model {self.settings.model!r}{where}: {exc.detail}") from exc
             if not isinstance(msg, AIMessage):
                 msg = AIMessage(content=getattr(msg, "content", str(msg)))
         if self.recorder is not None:

@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .models import ModelConfigError, ModelSettings, parse_model
+from .models import ModelConfigError, ModelSettings, api_key, parse_model
 
 
 def check_reachable(url: str, timeout: float = 3.0) -> None:
@@ -22,6 +22,27 @@ def check_reachable(url: str, timeout: float = 3.0) -> None:
         raise ModelConfigError(
             f"--base-url {url}: cannot connect to {u.hostname}:{port} ({exc.strerror or exc})"
         ) from None
+
+
+def check_served(settings: ModelSettings, timeout: float = 10.0) -> None:
+    """Ask an OpenAI-compatible server ``GET /models`` with the run's key: a 401/403 (wrong key)
+    stops the run before its first episode. A model the server does not list is not refused here
+    (llama-server lists its file name but answers to any model name); a 404 for the model at call
+    time makes the episode a harness error."""
+    import requests
+
+    key = api_key(settings)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    url = settings.base_url.rstrip("/") + "/models"  # type: ignore[union-attr]
+    try:
+        r = requests.get(url, headers=headers, timeout=timeout)
+    except requests.RequestException as exc:
+        raise ModelConfigError(f"--base-url {settings.base_url}: GET /models failed: {exc}") from None
+    if r.status_code in (401, 403):
+        raise ModelConfigError(
+            f"model {settings.model!r} at {settings.base_url}: the server refused the API key "
+            f"(HTTP {r.status_code}: {r.text.strip()[:200]})"
+        )
 
 
 def preflight_model(settings: ModelSettings, *, replay_dir: str | None = None, role: str = "agent") -> None:
@@ -51,6 +72,7 @@ def preflight_model(settings: ModelSettings, *, replay_dir: str | None = None, r
         raise ModelConfigError(f"--api-key-env {settings.api_key_env}: that environment variable is not set")
     if settings.base_url:
         check_reachable(settings.base_url)
+        check_served(settings)
         return
     try:
         env = litellm.validate_environment(model=settings.model)

@@ -20,12 +20,18 @@ T = TypeVar("T")
 RetryKind = Literal["rate_limit", "transient", "abort"]
 
 
+CONFIG_ERRORS = frozenset({"auth_error", "model_not_found"})
+"""Abort reasons that say the run's model settings are wrong (key, model name): the harness records
+such an episode as a harness error (unscored), never as the agent's zero."""
+
+
 class LLMAbort(RuntimeError):
     """A model error that ends the episode (recorded as the termination reason)."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(f"{reason}: {message}")
         self.reason = reason
+        self.detail = message
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,9 @@ def call_with_retries(
             d = classify(exc)
             if not d.retry or attempt >= max_retries:
                 reason = d.reason if not d.retry else f"retries_exhausted:{d.reason}"
-                raise LLMAbort(reason, str(exc)[:500]) from exc
+                status = _status(exc)
+                text = str(exc)[:500]
+                raise LLMAbort(reason, f"HTTP {status}: {text}" if status else text) from exc
             delay = d.retry_after or min(max_delay, base_delay * 2**attempt) * (0.5 + random.random() / 2)
             if on_retry:
                 on_retry(attempt + 1, d, exc)

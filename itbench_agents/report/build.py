@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..evaluation.aggregate import GroupResult, Summary, summarize
 from ..harness.records import EpisodeRecord
-from ..harness.runfolder import read_episodes, read_manifest
+from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
 from .trajectory_html import write_trajectory_html
 
@@ -246,9 +246,20 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
                 except ValueError:
                     links[r.episode_id] = page.resolve().as_uri()
     runs = [str(d) for d in dirs]
+    skipped = [f"{d}: {line}" for d in dirs for line in check_episodes(d).foreign]
     md = out_dir / "report.md"
-    md.write_text(render_markdown(summary, runs, records))
+    md_text = render_markdown(summary, runs, records)
+    html_text = render_html(summary, runs, records, links)
+    if skipped:
+        head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
+        md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)
+        items = "".join(f"<li>{html.escape(x)}</li>" for x in skipped)
+        html_text = html_text.replace(
+            "</body></html>",
+            f"<div class='warning'><p>{html.escape(head.strip('*'))}</p><ul>{items}</ul></div></body></html>",
+        )
+    md.write_text(md_text)
     page = out_dir / "report.html"
-    page.write_text(render_html(summary, runs, records, links))
+    page.write_text(html_text)
     (out_dir / "summary.json").write_text(json.dumps(json.loads(summary.model_dump_json()), indent=1) + "\n")
     return md, page

@@ -101,6 +101,12 @@ def validate_cmd(
     as_json: Annotated[
         bool, typer.Option("--json", help="print results as JSON", envvar="ITBENCH_JSON")
     ] = False,
+    churn: Annotated[
+        str,
+        typer.Option(
+            help="benign churn around the fault: default (seeded 1-3 changes) or none", envvar="ITBENCH_CHURN"
+        ),
+    ] = "default",
 ) -> None:
     """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist."""
     from concurrent.futures import ProcessPoolExecutor
@@ -123,7 +129,12 @@ def validate_cmd(
         raise typer.Exit(2) from None
     console = Console(stderr=True)
     results = []
-    args = [(s.id, seed, history_s) for s in scenarios]
+    from ..harness.churn import CHURN_MODES
+
+    if churn not in CHURN_MODES:
+        typer.echo(f"error: --churn must be one of {', '.join(CHURN_MODES)}, got {churn!r}", err=True)
+        raise typer.Exit(2)
+    args = [(s.id, seed, history_s, churn) for s in scenarios]
     with Progress(
         TextColumn("validate"),
         BarColumn(),
@@ -162,6 +173,126 @@ def validate_cmd(
     bad = [r for r in results if not r["ok"]]
     if not as_json:
         console.print(f"{len(results) - len(bad)}/{len(results)} scenarios valid")
+    sys.stdout.flush()
+    if bad:
+        raise typer.Exit(1)
+
+
+@scenarios_app.command("audit")
+def audit_cmd(
+    ids: Annotated[list[str] | None, typer.Argument(help="scenario ids or globs")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="audit the whole library", envvar="ITBENCH_AUDIT_ALL")
+    ] = False,
+    strategy: Annotated[
+        list[str] | None,
+        typer.Option("--strategy", help="strategy (agent name) to run; repeatable (default: all built-in)"),
+    ] = None,
+    jobs: Annotated[int, typer.Option(help="parallel episodes", envvar="ITBENCH_JOBS")] = 1,
+    history_s: Annotated[
+        float, typer.Option(help="twin pre-history in seconds", envvar="ITBENCH_HISTORY_S")
+    ] = 600.0,
+    run_dir: Annotated[
+        str | None,
+        typer.Option(help="keep the run folder here (default: a temporary folder, removed after)"),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="print the per-scenario table")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print results as JSON", envvar="ITBENCH_JSON")
+    ] = False,
+) -> None:
+    """Run naive and destructive strategies on scenarios; fail if a destructive one mitigates anything.
+
+    Prints, per strategy, how many scenarios it passes diagnosis and mitigation on, and on how
+    many its agent carried out at least one change ("acted": a strategy that never acts proves
+    nothing) (and with
+    --verbose, per scenario: ✓/✗ for diagnosis then mitigation, · = not applicable, E = error).
+    Exits 1 when a destructive strategy or noop passes mitigation, or the oracle fails, anywhere.
+    """
+    import shutil
+    import tempfile
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .audit import DEFAULT_STRATEGIES, is_destructive, mark, run_audit
+    from .registry import UnknownScenarioError
+
+    if not ids and not all_:
+        typer.echo("error: name scenario ids or pass --all", err=True)
+        raise typer.Exit(2)
+    reg = _registry()
+    try:
+        scenarios = reg.all() if all_ else reg.select(ids=ids or [])
+    except UnknownScenarioError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    strategies = list(strategy or DEFAULT_STRATEGIES)
+    from ..agents.registry import UnknownAgentError, entry
+
+    for s in strategies:
+        try:
+            entry(s)
+        except UnknownAgentError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+    err = Console(stderr=True)
+    tmp = None
+    if run_dir is None:
+        tmp = tempfile.mkdtemp(prefix="itbench-audit-")
+        folder = tmp
+    else:
+        folder = run_dir
+    done = 0
+    total = len(scenarios) * len(strategies)
+
+    def progress(rec) -> None:  # type: ignore[no-untyped-def]
+        nonlocal done
+        done += 1
+        if not as_json and err.is_terminal:
+            err.print(f"[{done}/{total}] {rec.agent} {rec.scenario_id}: {rec.termination}", highlight=False)
+
+    try:
+        res = run_audit(
+            [s.id for s in scenarios], strategies, folder, jobs=jobs, history_s=history_s, on_record=progress
+        )
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if as_json:
+        print(json.dumps(res.to_json(), indent=2))
+    else:
+        out = Console() if sys.stdout.isatty() else Console(width=max(120, 45 + 9 * len(strategies)))
+        if verbose:
+            t = Table(title="per scenario: diagnosis, mitigation (✓ pass, ✗ fail, · n/a, E error)")
+            t.add_column("scenario", no_wrap=True)
+            for s in strategies:
+                t.add_column(s.removeprefix("audit-"))
+            for sid in res.scenarios:
+                t.add_row(sid, *(mark(res.cells.get((s, sid))) for s in strategies))
+            out.print(t)
+        t = Table(
+            title=f"audit: {len(scenarios)} scenario(s), {len(strategies)} strategies, {res.wall_s:.0f} s"
+        )
+        for col in ("strategy", "destructive", "diagnosis pass", "mitigation pass", "acted", "errors"):
+            t.add_column(col)
+        for s in strategies:
+            tot = res.totals(s)
+            n, m = tot["episodes"], tot["mitigation_applicable"]
+            t.add_row(
+                s,
+                "yes" if is_destructive(s) else "",
+                f"{tot['diagnosis_pass']}/{n}",
+                f"{tot['mitigation_pass']}/{m}",
+                f"{tot['acted']}/{n}",
+                str(tot["errors"]),
+            )
+        out.print(t)
+    bad = res.violations()
+    for v in bad:
+        err.print(f"[red]✗[/red] {v}", highlight=False, soft_wrap=True)
+    if not as_json:
+        err.print(f"{len(bad)} violation(s)" if bad else "no violation", highlight=False)
     sys.stdout.flush()
     if bad:
         raise typer.Exit(1)

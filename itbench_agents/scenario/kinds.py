@@ -32,6 +32,7 @@ API_VERSION_OF_KIND: dict[str, str] = {
     "StressChaos": "chaos-mesh.org/v1alpha1",
     "PodChaos": "chaos-mesh.org/v1alpha1",
     "JVMChaos": "chaos-mesh.org/v1alpha1",
+    "Schedule": "chaos-mesh.org/v1alpha1",
 }
 
 

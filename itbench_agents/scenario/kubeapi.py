@@ -51,6 +51,15 @@ class KubeApi:
         self._resources: dict[tuple[str, str], ResourceInfo] = {}
         self._discovered: set[str] = set()
 
+    @classmethod
+    def from_kubeconfig(cls, kube_url: str, kubeconfig: str, timeout: float = 30.0) -> KubeApi:
+        """A client for ``kube_url`` with the bearer token of ``kubeconfig``."""
+        return cls(kube_url, token=token_from_kubeconfig(kubeconfig), timeout=timeout)
+
+    def post(self, path: str, body: Any) -> dict[str, Any]:
+        """``POST`` to a raw API path (e.g. a ServiceAccount's ``/token`` subresource)."""
+        return dict(self._request("POST", path, body))
+
     # ------------------------------------------------------------------ discovery
     def _discover(self, api_version: str) -> None:
         if api_version in self._discovered:
@@ -155,11 +164,7 @@ class KubeApi:
 
 
 def token_from_kubeconfig(path: str) -> str | None:
-    import yaml
+    """The bearer token of the kubeconfig's current context."""
+    from ..twin.endpoints import kubeconfig_token
 
-    try:
-        cfg = yaml.safe_load(open(path))  # noqa: SIM115 - tiny file
-        users = cfg.get("users") or []
-        return (users[0].get("user") or {}).get("token") if users else None
-    except (OSError, yaml.YAMLError, AttributeError):
-        return None
+    return kubeconfig_token(path)

@@ -132,6 +132,18 @@ class RestartOp(_Strict):
 Operation = Annotated[CreateOp | PatchOp | DeleteOp | FlagOp | RestartOp, Field(discriminator="op")]
 
 
+def _touches(op: CreateOp | PatchOp | DeleteOp | FlagOp | RestartOp) -> list[str]:
+    """``Kind ns/name`` of the objects an operation touches."""
+    if isinstance(op, CreateOp):
+        m = op.object.get("metadata") or {}
+        return [_object_ref(str(op.object["kind"]), m.get("namespace"), str(m["name"]))]
+    if isinstance(op, PatchOp | DeleteOp):
+        return [op.target.describe()]
+    if isinstance(op, FlagOp):
+        return [_object_ref("ConfigMap", op.namespace, op.configmap)]
+    return [_object_ref(op.kind, op.namespace, op.name)]
+
+
 # ---------------------------------------------------------------------------- alerts and GT
 class ExpectedAlert(_Strict):
     """An alert the fault must raise: ``name`` plus a subset of its labels, within ``window_s``."""
@@ -265,6 +277,9 @@ class Scenario(_Strict):
     tags: list[str] = Field(default_factory=list)
     settle_s: float = 300.0
     """Twin seconds to fast-forward after the agent finishes before mitigation is evaluated."""
+    red_herrings: list[Operation] = Field(default_factory=list)
+    """Benign changes the scenario itself declares, applied before the fault (``harness/churn.py``);
+    one that touches an object of the fault's or mitigation's operations is an error."""
 
     @field_validator("id")
     @classmethod
@@ -293,6 +308,13 @@ class Scenario(_Strict):
                 raise ValueError("ground_truth.fault is empty")
         if not self.id.startswith(self.persona + "/"):
             raise ValueError(f"id {self.id!r} does not start with the persona {self.persona!r}")
+        footprint = {ref for op in (*self.faults, *self.mitigation) for ref in _touches(op)}
+        for op in self.red_herrings:
+            hit = sorted(set(_touches(op)) & footprint)
+            if hit:
+                raise ValueError(
+                    f"red herring {op.describe()!r} collides with the fault's footprint: {', '.join(hit)}"
+                )
         return self
 
     # ------------------------------------------------------------------ derived

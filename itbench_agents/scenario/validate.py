@@ -2,7 +2,8 @@
 
 For each scenario: (1) the app is healthy before injection (no expected alert firing); (2) every
 expected alert fires within its window after injection; (3) the reference mitigation (what the
-oracle applies) clears them after the settle period and the functional probe passes; (4) every
+oracle applies) clears them after the settle period, the functional probe passes and so does
+every end-state check of the mitigation scorer (``harness/endstate.py``); (4) every
 ground-truth entity exists in the cluster (before or after injection). Controls: nothing fires and
 the probe passes.
 """
@@ -57,14 +58,17 @@ def _firing_in_namespace(prometheus_url: str, namespace: str) -> list[str]:
     return sorted(set(out))
 
 
-def validate_scenario(scenario: Scenario, seed: int = 0, history_s: float = 3600.0) -> ValidationResult:
+def validate_scenario(
+    scenario: Scenario, seed: int = 0, history_s: float = 3600.0, churn: str = "default"
+) -> ValidationResult:
+    from ..agents.base import Limits
     from ..harness.twin_env import TwinEnvironment
     from .inject import apply_operations
 
     res = ValidationResult(scenario.id)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="itbench-validate-") as work:
-        env = TwinEnvironment(scenario, seed=seed, workdir=work, history_s=history_s)
+        env = TwinEnvironment(scenario, seed=seed, workdir=work, history_s=history_s, churn=churn)
         try:
             env.deploy()
             start_twin = env.now()
@@ -83,6 +87,8 @@ def validate_scenario(scenario: Scenario, seed: int = 0, history_s: float = 3600
                 )
             present = _existing_entities(env.api, scenario)
             env.inject()
+            if env.churn_plan is not None:
+                _check_churn(res, env)
             check = env.wait_for_alerts()
             if scenario.control:
                 firing = _firing_in_namespace(env.endpoints.prometheus_url, scenario.namespace)
@@ -102,7 +108,10 @@ def validate_scenario(scenario: Scenario, seed: int = 0, history_s: float = 3600
             present |= _existing_entities(env.api, scenario)
             missing = [g.id for g in scenario.ground_truth.groups if g.id not in present]
             res.checks.append(Check("ground-truth entities exist", not missing, ", ".join(missing)))
-            apply_operations(env.api, scenario.mitigation, env._now_dt)
+            # the reference fix goes through the agent's own credential: proof that RBAC allows it
+            task = env.task(Limits())
+            agent_api = KubeApi.from_kubeconfig(env.endpoints.kube_url, task.endpoints.kubeconfig)
+            apply_operations(agent_api, scenario.mitigation, env._now_dt)
             env.settle()
             mit = env.evaluate()
             if scenario.control:
@@ -114,6 +123,8 @@ def validate_scenario(scenario: Scenario, seed: int = 0, history_s: float = 3600
                 res.checks.append(
                     Check("probe passes after mitigation", mit.probe_ok is True, mit.probe_detail or "")
                 )
+            # the whole end-state scorer (harness/endstate.py): every check, collateral included
+            res.checks.append(Check("end state passes (all mitigation checks)", mit.passed, mit.reason or ""))
             res.twin_s = env.now() - start_twin
         except Exception as e:  # a broken scenario or twin: report, never crash the batch
             res.checks.append(Check("runs", False, f"{type(e).__name__}: {e}"))
@@ -123,12 +134,31 @@ def validate_scenario(scenario: Scenario, seed: int = 0, history_s: float = 3600
     return res
 
 
-def validate_by_id(args: tuple[str, int, float]) -> dict[str, Any]:
-    """Process-pool entry point: validate one scenario of the default registry."""
+def _check_churn(res: ValidationResult, env: Any) -> None:
+    """The churn before the fault left the app healthy (no alert of the namespace firing, every
+    journey passing at the baseline); the plan is recorded as the check's detail."""
+    plan = env.churn_plan
+    base = env.baseline
+    done = "; ".join(f"{c.phase}: {c.detail}" for c in plan.changes) or "no change"
+    problems = []
+    if not plan.changes:
+        problems.append("no benign change possible: " + "; ".join(plan.skipped))
+    if plan.firing_before_fault:
+        problems.append("alerts firing after the churn: " + ", ".join(plan.firing_before_fault))
+    if base is not None:
+        bad = [j.name for j in base.journeys if not j.ok]
+        if bad:
+            problems.append("journeys failing after the churn: " + ", ".join(bad))
+    res.checks.append(Check("churn is benign", not problems, "; ".join(problems) or done))
+
+
+def validate_by_id(args: tuple[Any, ...]) -> dict[str, Any]:
+    """Process-pool entry point: validate one scenario of the default registry
+    (``(id, seed, history_s)`` or ``(id, seed, history_s, churn)``)."""
     from .registry import ScenarioRegistry
 
-    sid, seed, history_s = args
-    r = validate_scenario(ScenarioRegistry.default().get(sid), seed, history_s)
+    sid, seed, history_s, *rest = args
+    r = validate_scenario(ScenarioRegistry.default().get(sid), seed, history_s, *rest)
     return {
         "scenario_id": r.scenario_id,
         "ok": r.ok,

@@ -62,6 +62,21 @@ class ToolContext:
             **settings,
         )
 
+    @property
+    def kubeconfig(self) -> str:
+        """The credential for this phase: the read-only one while diagnosing (when the environment
+        gave one), else the task's."""
+        if self.phase == "diagnosis" and self.endpoints.kubeconfig_readonly:
+            return self.endpoints.kubeconfig_readonly
+        return self.endpoints.kubeconfig
+
+    def kube_headers(self) -> dict[str, str]:
+        """``Authorization`` for direct calls to the Kubernetes API (e.g. the twin's clock)."""
+        from ..twin.endpoints import kubeconfig_token
+
+        token = kubeconfig_token(self.kubeconfig)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
     def require(self, what: str) -> str:
         """The URL of an observability endpoint, or a ToolError when it is absent or masked."""
         from .registry import ToolError

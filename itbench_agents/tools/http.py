@@ -59,8 +59,10 @@ def get_json(url: str, params: dict[str, Any] | None = None, timeout: float = 30
         raise ToolError(f"{url} did not return JSON") from None
 
 
-def post_json(url: str, body: dict[str, Any], timeout: float = 60.0) -> Any:
-    resp = _request("POST", url, shown_url=url, json=body, timeout=timeout)
+def post_json(
+    url: str, body: dict[str, Any], timeout: float = 60.0, headers: dict[str, str] | None = None
+) -> Any:
+    resp = _request("POST", url, shown_url=url, json=body, timeout=timeout, headers=headers or {})
     try:
         return resp.json()
     except ValueError:

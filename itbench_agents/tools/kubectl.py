@@ -28,7 +28,7 @@ def parse_command(command: str) -> list[str]:
 
 def run_kubectl(ctx: ToolContext, argv: list[str], stdin: str | None = None) -> tuple[int, str]:
     """Run kubectl with the environment's kubeconfig; (exit code, stdout+stderr)."""
-    full = [ctx.kubectl_bin, f"--kubeconfig={ctx.endpoints.kubeconfig}", *argv]
+    full = [ctx.kubectl_bin, f"--kubeconfig={ctx.kubeconfig}", *argv]
     try:
         proc = subprocess.run(
             full,

@@ -14,7 +14,10 @@ MAX_WAIT_S = 900
 def advance(ctx: ToolContext, seconds: int) -> None:
     if ctx.on_twin:
         post_json(
-            ctx.endpoints.kube_url.rstrip("/") + "/itbench/v1/advance", {"seconds": seconds}, timeout=120
+            ctx.endpoints.kube_url.rstrip("/") + "/itbench/v1/advance",
+            {"seconds": seconds},
+            timeout=120,
+            headers=ctx.kube_headers(),
         )
     else:
         time.sleep(seconds)

@@ -4,6 +4,10 @@ The twin never reads wall time directly: everything asks a :class:`Clock`.
 
 - :class:`VirtualClock` follows wall time plus an offset; the harness fast-forwards it with
   :meth:`VirtualClock.advance` (the offset grows, the clock keeps ticking with wall time).
+  ``Twin.for_app`` starts it :data:`DEFAULT_LEAD_S` behind the wall clock once the history has
+  run, so that fast-forwards eat into that lead instead of putting the twin in the future: real
+  ``kubectl`` computes some ages client-side from the local clock (``describe``'s event ages, the
+  "Started"/"Finished" of containers), and a timestamp ahead of it prints ``<invalid>``.
 - :class:`ManualClock` only moves when told to; tests use it for exact, repeatable timings.
 
 Times are Unix seconds as floats.
@@ -44,6 +48,13 @@ class _ClockBase:
             listener(now)
 
 
+DEFAULT_LEAD_S = 900.0
+"""How far behind the wall clock a twin starts (after its history): the longest the harness
+fast-forwards before an agent starts (every scenario's alert window is 900 s), so the twin's "now"
+is never ahead of the agent's wall clock when the agent starts. The price: until fast-forwards use
+it up, ages a client computes from its own clock are up to this much older than the server's."""
+
+
 class VirtualClock(_ClockBase):
     """Wall time plus an offset that only grows."""
 
@@ -58,6 +69,10 @@ class VirtualClock(_ClockBase):
 
     def now(self) -> float:
         return self._wall() + self._offset
+
+    def lag(self) -> float:
+        """Seconds the virtual clock is behind the wall clock (negative: ahead of it)."""
+        return -self._offset
 
     def advance(self, seconds: float) -> float:
         if seconds < 0:

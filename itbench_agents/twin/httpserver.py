@@ -1,15 +1,21 @@
 """A small threaded HTTP/1.1 server shared by the twin's endpoints (Kubernetes, Prometheus, Loki, Jaeger).
 
 An endpoint is a plain function ``handler(Request) -> Response``. Responses with an iterator body
-are streamed with chunked transfer encoding (watches). Any exception escaping a handler becomes a
-500 with a JSON body — handlers are expected to turn bad input into 4xx themselves; the property
-tests check that they do.
+are streamed with chunked transfer encoding (watches); an iterator may yield ``b""`` while it waits,
+which lets the server notice a client that has gone away and stop (``close()``) the stream at once
+instead of at its next event. Request bodies may be sent with ``Content-Length`` or chunked
+(``Transfer-Encoding: chunked``, as Go clients stream stdin); bodies above ``MAX_BODY_BYTES`` get a
+413. A connection idle for ``idle_timeout`` seconds between requests is closed. Any exception
+escaping a handler becomes a 500 with a JSON body — handlers are expected to turn bad input into
+4xx themselves; the property tests check that they do.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import select
+import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +24,17 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The most any endpoint reads of a request body (endpoints apply their own, smaller limits)."""
+IDLE_TIMEOUT_S = 90.0
+"""How long a keep-alive connection may sit idle (or a request take to arrive) before it is closed."""
+
+
+class _BodyError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -69,12 +86,80 @@ class _ReqHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s " + format, self.address_string(), *args)
 
-    def _handle(self) -> None:
+    def setup(self) -> None:
+        super().setup()
+        # the idle timeout: reading a request (line, headers, body) that does not come closes the connection
+        self.connection.settimeout(self.server.idle_timeout)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._read_chunked()
         try:
             length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = 0
-        body = self.rfile.read(length) if length > 0 else b""
+        except ValueError as e:
+            raise _BodyError(400, "invalid Content-Length") from e
+        if length > MAX_BODY_BYTES:
+            raise _BodyError(413, f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _read_chunked(self) -> bytes:
+        """A ``Transfer-Encoding: chunked`` body (RFC 9112 §7.1), trailers skipped."""
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1026)
+            size_s = line.split(b";", 1)[0].strip()
+            try:
+                size = int(size_s, 16)
+            except ValueError as e:
+                raise _BodyError(400, "malformed chunked request body") from e
+            if size < 0:
+                raise _BodyError(400, "malformed chunked request body")
+            if size == 0:
+                break
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _BodyError(413, f"Request entity too large: limit is {MAX_BODY_BYTES}")
+            chunk = self.rfile.read(size)
+            if len(chunk) != size or self.rfile.read(2) != b"\r\n":
+                raise _BodyError(400, "malformed chunked request body")
+            parts.append(chunk)
+        for _ in range(100):  # trailer fields up to the empty line
+            line = self.rfile.readline(8192)
+            if line in (b"\r\n", b"\n", b""):
+                break
+        return b"".join(parts)
+
+    def _peer_closed(self) -> bool:
+        """Whether the client has closed its end (a readable socket with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
+    def _handle(self) -> None:
+        try:
+            body = self._read_body()
+        except _BodyError as e:
+            self.close_connection = True
+            self._send(
+                Response.json(
+                    {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "metadata": {},
+                        "status": "Failure",
+                        "message": str(e),
+                        "reason": "RequestEntityTooLarge" if e.status == 413 else "BadRequest",
+                        "code": e.status,
+                    },
+                    e.status,
+                )
+            )
+            return
         parts = urlsplit(self.path)
         req = Request(
             method=self.command,
@@ -119,13 +204,16 @@ class _ReqHandler(BaseHTTPRequestHandler):
         body: Iterator[bytes] = iter(resp.body)
         try:
             for chunk in body:
-                if not chunk:
+                if not chunk:  # the stream is waiting: is anyone still listening?
+                    if self._peer_closed():
+                        self.close_connection = True
+                        return
                     continue
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
         finally:
             close = getattr(body, "close", None)
@@ -139,16 +227,25 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], app: Handler) -> None:
+    def __init__(
+        self, addr: tuple[str, int], app: Handler, idle_timeout: float | None = IDLE_TIMEOUT_S
+    ) -> None:
         self.app = app
+        self.idle_timeout = idle_timeout
         super().__init__(addr, _ReqHandler)
 
 
 class HttpEndpoint:
     """One listening socket serving a handler on a background thread."""
 
-    def __init__(self, app: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._server = _Server((host, port), app)
+    def __init__(
+        self,
+        app: Handler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        idle_timeout: float | None = IDLE_TIMEOUT_S,
+    ) -> None:
+        self._server = _Server((host, port), app, idle_timeout)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .clock import Clock, VirtualClock
-from .endpoints import Endpoints, kubeconfig_yaml
+from .clock import DEFAULT_LEAD_S, Clock, VirtualClock
+from .endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
 from .health import HealthTimeline
 from .httpserver import HttpEndpoint
 from .kube.store import GroupResource, ObjectStore
@@ -69,6 +69,12 @@ class Twin:
         """Extra admission checks per resource type (e.g. Chaos Mesh specs): each returns 422 causes
         as (field, reason, message); the REST layer calls them on create/update."""
         self.endpoints: Endpoints | None = None
+        self.admin_token: str = DEFAULT_TOKEN
+        """The bearer token of the cluster admin (``system:masters``); the harness sets a random one
+        per episode before :meth:`serve`, and the kubeconfig ``serve`` writes carries it."""
+        self.advance_budget: Any = None
+        """Set by the harness while an agent runs (``harness.budget.AdvanceBudget``): how many
+        seconds a non-admin caller of ``POST /itbench/v1/advance`` may still fast-forward."""
         self._servers: list[HttpEndpoint] = []
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -91,20 +97,30 @@ class Twin:
         history_s: float = 3600.0,
         masked: Iterable[str] = (),
         nodes: int = 3,
+        lead_s: float = DEFAULT_LEAD_S,
+        past: bool = False,
     ) -> Twin:
         """A twin running ``app`` (an app id under ``scenarios/apps/`` or a folder) with
-        ``history_s`` seconds of healthy pre-history behind the current time."""
+        ``history_s`` seconds of healthy pre-history behind the current time. Without a ``clock``
+        it runs on a :class:`VirtualClock` that ends the history ``lead_s`` behind the wall clock
+        (fast-forwards eat into that lead: clients that compute ages from their own clock, such as
+        ``kubectl describe``, then never see timestamps in the future; see ``clock.py``)."""
         from .app.behaviour import BehaviourModel
         from .app.loader import load_app
 
         model = load_app(app)
         if clock is None:
-            clock = VirtualClock(offset=-history_s)
+            clock = VirtualClock(offset=-(history_s + max(0.0, lead_s)))
         twin = cls(seed=seed, clock=clock, nodes=nodes, masked=masked)
         twin.app = model
         twin.behaviour = BehaviourModel(twin, model)
         twin.runtime = twin.behaviour
         twin.install_observability()
+        if past and history_s:  # seeded past rollouts inside the pre-history (history.py)
+            from .history import bring_up_with_history
+
+            bring_up_with_history(twin, model, history_s)
+            return twin
         with twin.lock:
             twin.apply(model.manifests)
             twin.sync()
@@ -188,15 +204,27 @@ class Twin:
         from .loki.server import make_loki_handler
         from .prometheus.server import make_prometheus_handler
 
-        workdir = Path(workdir)
+        workdir = Path(workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        kube = HttpEndpoint(make_kube_handler(self), host, kube_port).start()
+        from .kube.auth.tls import serve_tls, shared_tls
+
+        kube_handler = make_kube_handler(self)
+        kube = HttpEndpoint(kube_handler, host, kube_port).start()
+        # kubectl sends a kubeconfig's credentials only to an https server: the kubeconfig points
+        # at a TLS endpoint of the same API (the plain one stays for in-process HTTP clients)
+        tls = shared_tls()
+        kube_tls, https_url = serve_tls(kube_handler, tls, host)
         prom = HttpEndpoint(make_prometheus_handler(self), host, 0).start()
         loki = HttpEndpoint(make_loki_handler(self), host, 0).start()
         jaeger = HttpEndpoint(make_jaeger_handler(self), host, 0).start()
-        self._servers = [kube, prom, loki, jaeger]
+        self._servers = [kube, kube_tls, prom, loki, jaeger]
         kubeconfig = workdir / "kubeconfig"
-        kubeconfig.write_text(kubeconfig_yaml(kube.url, namespace=self.default_namespace()))
+        kubeconfig.write_text(
+            kubeconfig_yaml(
+                https_url, namespace=self.default_namespace(), token=self.admin_token, ca_data=tls.ca_data
+            )
+        )
+        kubeconfig.chmod(0o600)
         self.endpoints = Endpoints(
             kubeconfig=str(kubeconfig),
             kube_url=kube.url,

@@ -16,7 +16,7 @@ def _pending_message(twin, prefix):
     cond = condition(pod, "PodScheduled")
     assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
     [ev] = events_for(twin, pod["metadata"]["name"], "FailedScheduling")
-    assert ev["type"] == "Warning" and ev["source"]["component"] == "default-scheduler"
+    assert ev["type"] == "Warning" and ev["reportingComponent"] == "default-scheduler"  # events.k8s.io/v1
     assert ev["message"] == cond["message"]
     return ev["message"]
 

@@ -291,3 +291,24 @@ def test_hotel_network_policy_applies_to_consul_routed_grpc(hotel: Cluster) -> N
     assert hotel.err("frontend", "HTTP GET /hotels") == 0.0
     hotel.delete(NETPOLS, "user-deny")
     healed(hotel, 60)
+
+
+def test_oomkilled_jvm_logs_show_startup_then_the_oom(otel: Cluster) -> None:
+    """Issue 11: an OOMKilled JVM (ad with a 20Mi limit) has logs, as the kubelet keeps them: the
+    current container (or, while it waits in CrashLoopBackOff, the last one) and ``--previous`` show
+    its start-up line and then the OutOfMemoryError."""
+    previous = otel.get(DEPLOYMENTS, "ad")["spec"]["template"]
+    otel.container(
+        "ad", lambda ct: ct.setdefault("resources", {}).setdefault("limits", {}).update(memory="20Mi")
+    )
+    otel.advance(120)
+    pod = otel.pods("ad")[0]
+    cs = pod["status"]["containerStatuses"][0]
+    assert cs["lastState"]["terminated"]["reason"] == "OOMKilled" and cs["restartCount"] >= 2
+    name = pod["metadata"]["name"]
+    for prev in (False, True):
+        lines = otel.twin.logs.pod_log("otel-demo", name, "ad", previous=prev).splitlines()
+        assert len(lines) >= 2, (prev, lines)
+        assert "started" in lines[0] and "java.lang.OutOfMemoryError" in lines[-1], (prev, lines)
+    otel.edit(DEPLOYMENTS, "ad", lambda d: d["spec"].__setitem__("template", previous))
+    healed(otel, 600)

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..controllers import coredns
 from ..controllers.kinds import CRDS, NAMESPACES
+from ..faults import chaosmesh
 from ..faults.chaos import (
     CHAOS_GRS,
     GROUP,
     ActiveChaos,
     chaos_crds,
+    is_paused,
     picked_pods,
     selector_of,
     validate_chaos,
@@ -39,7 +41,7 @@ from ..faults.effects import Effects, chaos_effects, flag_effects
 from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
 from ..faults.schedule import SCHEDULES, ScheduleRunner
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, GroupResource, clone, rfc3339
+from ..kube.store import ChangeEvent, GroupResource, clone
 from ..runtime import VERIFY_ENV, ContainerVerdict, ResourceUsage, StaleCacheError, VerdictReads
 from .cluster import (
     CONFIGMAPS,
@@ -61,6 +63,7 @@ from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
 
 if TYPE_CHECKING:
     from ..instance import Twin
+    from .journeys import JourneyResult
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -145,6 +148,8 @@ class BehaviourModel:
                     "status": {"phase": "Active"},
                 },
             )
+        if store.get(DEPLOYMENTS, chaosmesh.NAMESPACE, chaosmesh.CONTROLLER) is None:
+            self.twin.apply(chaosmesh.chaos_mesh_objects())  # its controller-manager and daemons
         for crd in chaos_crds():
             if store.get(CRDS, "", crd["metadata"]["name"]) is None:
                 store.create(CRDS, crd)
@@ -161,6 +166,9 @@ class BehaviourModel:
             return
         if ev.gr not in _RELEVANT:
             return
+        controllers = getattr(self.twin, "controllers", None)
+        if ev.gr == NODES and controllers is not None and controllers.index.routine(ev):
+            return  # a kubelet heartbeat (controllers/cluster.py NodeHeartbeat)
         if ev.gr == NAMESPACES and not self.twin.store.list(NETPOLS, self.app.namespace):
             return
         ns = ev.namespace
@@ -174,6 +182,10 @@ class BehaviourModel:
             key = ("chaos-schedule-change", obj["metadata"].get("uid"))
             self.twin.scheduler.soon(lambda: self.schedules.changed(obj, deleted), key=key)
             return
+        if chaos and ev.type == "MODIFIED" and chaosmesh.pause_changed(ev.obj):
+            obj = ev.obj
+            key = ("chaos-pause", obj["metadata"].get("uid", ""))
+            self.twin.scheduler.soon(lambda: self._chaos_paused(obj), key=key)
         if chaos and ev.type == "ADDED":
             uid = ev.obj["metadata"].get("uid", "")
             self.chaos_seen[uid] = ev.time
@@ -212,9 +224,10 @@ class BehaviourModel:
         if current is None or current["metadata"].get("uid") != meta.get("uid"):
             return
         spec = current.get("spec") or {}
+        ids = chaosmesh.record_ids(self.twin, current)
         if kind == "PodChaos" and spec.get("action") == "pod-kill":
             self._kill_pods(current, spec)
-        self._set_status(gr, current, injected=True)
+        self._set_status(gr, current, injected=not is_paused(current), ids=ids)
         view, _ = self._view_and_effects(self.twin.scheduler.now())
         ch = next((c for c in view.chaos if c.uid == meta.get("uid")), None)
         if ch is not None and ch.end is not None:
@@ -225,25 +238,40 @@ class BehaviourModel:
     def _chaos_ended(self, gr: GroupResource, meta: Obj) -> None:
         current = self.twin.store.get(gr, meta.get("namespace", ""), meta["name"])
         if current is not None and current["metadata"].get("uid") == meta.get("uid"):
-            self._set_status(gr, current, injected=False)
+            self._set_status(gr, current, injected=False, reason="TimeUp")
         self.recompute()
 
-    def _set_status(self, gr: GroupResource, obj: Obj, *, injected: bool) -> None:
+    def _chaos_paused(self, obj: Obj) -> None:
+        """A pause annotation added or removed: the controller-manager recovers or re-applies."""
+        gr = CHAOS_GRS.get(obj.get("kind", ""))
+        meta = obj["metadata"]
+        current = self.twin.store.get(gr, meta.get("namespace", ""), meta["name"]) if gr else None
+        if gr is None or current is None or current["metadata"].get("uid") != meta.get("uid"):
+            return
+        if not chaosmesh.pause_changed(current):
+            return
+        paused = is_paused(current)
+        view, _ = self._view_and_effects(self.twin.scheduler.now())
+        active = any(c.uid == meta.get("uid") for c in view.chaos)
+        injected = not paused and (active or current.get("kind") == "PodChaos")
+        self._set_status(gr, current, injected=injected, reason="Paused" if paused else "")
+
+    def _set_status(
+        self, gr: GroupResource, obj: Obj, *, injected: bool, ids: list[str] | None = None, reason: str = ""
+    ) -> None:
+        """The experiment's status and Events as Chaos Mesh's controller-manager writes them."""
         new = clone(obj)
-        t = self.twin.scheduler.now()
-        new["status"] = {
-            "experiment": {"desiredPhase": "Run" if injected else "Stop"},
-            "conditions": [
-                {"type": "Selected", "status": "True", "lastTransitionTime": rfc3339(t)},
-                {"type": "AllInjected", "status": str(injected), "lastTransitionTime": rfc3339(t)},
-                {"type": "AllRecovered", "status": str(not injected), "lastTransitionTime": rfc3339(t)},
-                {"type": "Paused", "status": "False", "lastTransitionTime": rfc3339(t)},
-            ],
-        }
+        if ids is None:
+            ids = chaosmesh.record_ids(self.twin, obj) if injected else []
+        new["status"] = chaosmesh.experiment_status(
+            obj, ids, injected=injected, paused=is_paused(obj), now=self.twin.scheduler.now()
+        )
         try:
-            self.twin.store.update(gr, new, status_only=True)
+            stored = self.twin.store.update(gr, new, status_only=True)
         except Exception as e:  # the object changed meanwhile: the next event recomputes anyway
             log.debug("chaos status update skipped: %s", e)
+            return
+        chaosmesh.record_experiment_events(self.twin, stored, obj.get("status"), new["status"], reason)
 
     def _kill_pods(self, obj: Obj, spec: Obj) -> None:
         namespaces, labels, names = selector_of(spec, obj["metadata"].get("namespace", "default"))
@@ -505,6 +533,11 @@ class BehaviourModel:
                 out.add((CONFIGMAPS, pod_ns, str(vol["configMap"].get("name", ""))))
             if vol.get("secret"):
                 out.add((SECRETS, pod_ns, str(vol["secret"].get("secretName", ""))))
+            for part in (vol.get("projected") or {}).get("sources") or []:  # what `cat` may read
+                if part.get("configMap"):
+                    out.add((CONFIGMAPS, pod_ns, str(part["configMap"].get("name", ""))))
+                if part.get("secret"):
+                    out.add((SECRETS, pod_ns, str(part["secret"].get("name", ""))))
         return frozenset(out)
 
     def _derived_state(
@@ -604,3 +637,9 @@ class BehaviourModel:
                         False, f"{s} {o}: p95 latency {out.p95:.0f} ms > {b.probe.timeout_ms:.0f} ms"
                     )
             return ProbeResult(True, f"{len(b.probe.operations)} probe request(s) succeeded")
+
+    def journeys(self, now: float | None = None) -> list[JourneyResult]:
+        """Every user journey of the app probed through the front door (``journeys.py``)."""
+        from .journeys import probe_journeys
+
+        return probe_journeys(self, now)

@@ -230,10 +230,11 @@ class ImagePort(_Strict):
 
 
 class Image(_Strict):
-    """An image the (simulated) registry serves. ``repo`` matches exactly; ``tags`` may use '*'."""
+    """An image the (simulated) registry serves. ``repo`` and ``tags`` match exactly (no patterns:
+    a tag the registry does not hold fails to pull, as on a real registry)."""
 
     repo: str
-    tags: list[str] = ["*"]
+    tags: list[str] = Field(min_length=1)
     arch: list[str] = ["amd64", "arm64"]
     platform_index: bool = Field(
         False,
@@ -249,6 +250,13 @@ class Image(_Strict):
         [],
         description="what the process serves (probes of containers that are not an app service check these)",
     )
+    shell: Literal["busybox", "alpine", "debian", "curl", "netshoot"] | None = Field(
+        None,
+        description="a utility image whose commands the twin runs (faults/shell.py): which family's "
+        "shells, tools and error wording it has",
+    )
+    entrypoint: list[str] = Field([], description="the image's ENTRYPOINT (utility images)")
+    cmd: list[str] = Field([], description="the image's CMD (utility images)")
 
 
 class Behaviour(_Strict):

@@ -1,4 +1,4 @@
-"""Admission for creates: pod defaulting, Priority, LimitRanger and ResourceQuota, with the
+"""Admission for creates: pod defaulting, the ServiceAccount token volume, Priority, LimitRanger and ResourceQuota, with the
 apiserver's wording for rejections (403 Forbidden).
 
     admit(twin, GroupResource("", "pods"), pod, "CREATE") -> pod with defaults (or ApiError 403)
@@ -9,12 +9,13 @@ layer calls it for API creates.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..kube.errors import ApiError, forbidden
 from ..kube.store import GroupResource, clone
 from .index import is_terminal
-from .kinds import LIMITRANGES, PODS, PRIORITYCLASSES, PVCS, RESOURCEQUOTAS, SERVICES
+from .kinds import LIMITRANGES, PODS, PRIORITYCLASSES, PVCS, RESOURCEQUOTAS, SERVICEACCOUNTS, SERVICES
 from .quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def admit(twin: Twin, gr: GroupResource, obj: Obj, operation: str) -> Obj:
         return obj
     if gr == PODS:
         obj = default_pod(clone(obj))
+        _admit_service_account(twin, obj)
         _admit_priority(twin, obj)
         _admit_limit_ranges(twin, obj)
     elif gr == PVCS and "storageClassName" not in (obj.get("spec") or {}):
@@ -135,6 +137,67 @@ def _pod_name(pod: Obj) -> str:
 def _forbidden(gr: GroupResource, name: str, message: str) -> ApiError:
     label = f"{gr.resource}.{gr.group}" if gr.group else gr.resource
     return forbidden(f'{label} "{name}" is forbidden: {message}')
+
+
+# ---------------------------------------------------------------------------------------- service account
+SA_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def _admit_service_account(twin: Twin, pod: Obj) -> None:
+    """The ServiceAccount admission plugin: unless ``automountServiceAccountToken`` is false (on the
+    pod, else on its ServiceAccount), a projected ``kube-api-access-<5 chars>`` volume (bound token,
+    ``kube-root-ca.crt``, the namespace) mounted read-only at the service-account path in every
+    container that has nothing mounted there. The suffix is a hash of the seed and the pod (the
+    apiserver draws it at random; drawing from the store's generator would rename later pods)."""
+    spec = pod["spec"]
+    meta = pod.get("metadata", {})
+    ns = meta.get("namespace") or "default"
+    auto = spec.get("automountServiceAccountToken")
+    if auto is None:
+        sa = twin.store.get(SERVICEACCOUNTS, ns, str(spec.get("serviceAccountName") or "default"))
+        auto = (sa or {}).get("automountServiceAccountToken")
+    if auto is False:
+        return
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    if all(any(m.get("mountPath") == SA_MOUNT_PATH for m in c.get("volumeMounts") or []) for c in containers):
+        return
+    digest = hashlib.blake2b(
+        f"{twin.seed}/{ns}/{meta.get('name') or meta.get('generateName') or ''}/{twin.store.resource_version}".encode(),
+        digest_size=8,
+    ).digest()
+    name = "kube-api-access-" + "".join(_SUFFIX_CHARS[b % len(_SUFFIX_CHARS)] for b in digest[:5])
+    spec.setdefault("volumes", []).append(
+        {
+            "name": name,
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                    "path": "namespace",
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        }
+    )
+    for c in containers:
+        mounts = c.setdefault("volumeMounts", [])
+        if not any(m.get("mountPath") == SA_MOUNT_PATH for m in mounts):
+            mounts.append({"name": name, "mountPath": SA_MOUNT_PATH, "readOnly": True})
 
 
 # ---------------------------------------------------------------------------------------- priority

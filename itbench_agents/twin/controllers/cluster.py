@@ -1,7 +1,8 @@
 """Small cluster-level controllers: default ServiceAccount and ``kube-root-ca.crt`` in every
 namespace, node lifecycle (cordon → ``node.kubernetes.io/unschedulable`` taint and
 NodeSchedulable events; NotReady → not-ready NoExecute taint and eviction after the pods'
-toleration seconds), and ResourceQuota status."""
+toleration seconds), the kubelets' heartbeats (a Lease per node in ``kube-node-lease`` renewed
+every 10 s, node conditions' ``lastHeartbeatTime`` posted every 5 min) and ResourceQuota status."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from ..kube.store import ChangeEvent, clone
 from .admission import namespace_usage
 from .base import Controller, update_object, update_status
 from .bootstrap import default_service_account, root_ca_configmap
-from .events import record_event
+from .events import micro_time, record_event
 from .index import is_terminal, node_ready
 from .kinds import (
     CONFIGMAPS,
+    LEASES,
     NAMESPACES,
     NODES,
     PODS,
@@ -160,6 +162,89 @@ def _ts(c: Controller) -> str:
     from ..kube.store import rfc3339
 
     return rfc3339(c.now())
+
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_DURATION_S = 40
+LEASE_RENEW_S = 10.0
+"""The kubelet renews its node Lease every 0.25 × ``leaseDurationSeconds`` (40 s)."""
+NODE_STATUS_REPORT_S = 300.0
+"""``--node-status-report-frequency``: with leases, the kubelet posts an unchanged node status
+(fresh ``lastHeartbeatTime``) every 5 minutes."""
+
+
+class NodeHeartbeat(Controller):
+    """What each node's kubelet posts while it runs: its Lease and its conditions' heartbeat times.
+    A node whose Ready condition is not True is treated as a kubelet that stopped posting (its
+    Lease goes stale), so a node a fault took down is never revived here. The writes are routine
+    (``Index.routine``): no controller and not the behaviour model react to them."""
+
+    name = "kubelet-heartbeat"
+
+    def on_change(self, ev: ChangeEvent) -> None:
+        if ev.gr == NODES and ev.type == "ADDED":
+            name = ev.obj["metadata"]["name"]
+            self.twin.scheduler.soon(lambda: self._renew(name), key=(self.name, "lease", name))
+            self.twin.scheduler.after(
+                NODE_STATUS_REPORT_S, lambda: self._report(name), key=(self.name, "status", name)
+            )
+
+    def _renew(self, name: str) -> None:
+        node = self.store.get(NODES, "", name)
+        if node is None:
+            return  # the garbage collector removes the Lease with its owner
+        self.twin.scheduler.after(LEASE_RENEW_S, lambda: self._renew(name), key=(self.name, "lease", name))
+        if not node_ready(node):
+            return
+        lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
+        now = micro_time(self.now())
+        if lease is None:
+            with contextlib.suppress(ApiError):
+                self.store.create(
+                    LEASES,
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {
+                            "name": name,
+                            "namespace": LEASE_NAMESPACE,
+                            "ownerReferences": [
+                                {
+                                    "apiVersion": "v1",
+                                    "kind": "Node",
+                                    "name": name,
+                                    "uid": node["metadata"]["uid"],
+                                }
+                            ],
+                        },
+                        "spec": {
+                            "holderIdentity": name,
+                            "leaseDurationSeconds": LEASE_DURATION_S,
+                            "renewTime": now,
+                        },
+                    },
+                )
+            return
+
+        def mutate(obj: Obj) -> None:
+            obj.setdefault("spec", {})["renewTime"] = now
+
+        update_object(self.twin, LEASES, lease, mutate)
+
+    def _report(self, name: str) -> None:
+        node = self.store.get(NODES, "", name)
+        if node is None:
+            return
+        self.twin.scheduler.after(
+            NODE_STATUS_REPORT_S, lambda: self._report(name), key=(self.name, "status", name)
+        )
+        if not node_ready(node):
+            return
+        ts = _ts(self)
+        status = clone(node.get("status") or {})
+        for c in status.get("conditions") or []:
+            c["lastHeartbeatTime"] = ts
+        update_status(self.twin, NODES, node, status)
 
 
 class QuotaController(Controller):

@@ -241,19 +241,26 @@ class DeploymentController(Controller):
         update_object(self.twin, DEPLOYMENTS, fresh, mutate)
 
     def _scale(self, d: Obj, rs: Obj, to: int) -> Obj:
+        """``scaleReplicaSet``: writes the size and the desired/max-replicas annotations when either
+        is stale (a ReplicaSet whose size is right but whose annotations still carry the previous
+        Deployment size would make every later sync look like a scaling event, and the rollout
+        would never go on); the ScalingReplicaSet event only when the size changed."""
         frm = _replicas(rs)
-        if frm == to:
-            return rs
-
         replicas = int(d["spec"].get("replicas", 1) if d["spec"].get("replicas") is not None else 1)
+        desired, max_replicas = str(replicas), str(replicas + self._max_surge(d, replicas))
+        ann0 = rs["metadata"].get("annotations") or {}
+        if frm == to and ann0.get(DESIRED_REPLICAS) == desired and ann0.get(MAX_REPLICAS) == max_replicas:
+            return rs
 
         def mutate(obj: Obj) -> None:
             obj["spec"]["replicas"] = to
             ann = obj["metadata"].setdefault("annotations", {})
-            ann[DESIRED_REPLICAS] = str(replicas)
-            ann[MAX_REPLICAS] = str(replicas + self._max_surge(d, replicas))
+            ann[DESIRED_REPLICAS] = desired
+            ann[MAX_REPLICAS] = max_replicas
 
         out = update_object(self.twin, REPLICASETS, rs, mutate)
+        if frm == to:
+            return out
         verb = "up" if to > frm else "down"
         record_event(
             self.twin,

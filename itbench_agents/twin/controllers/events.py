@@ -11,6 +11,7 @@ The same objects are served as ``events.k8s.io/v1`` by the REST layer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..kube.store import clone, rfc3339
@@ -46,6 +47,13 @@ def _recorder(twin: Twin) -> _Recorder:
     return rec
 
 
+def micro_time(t: float) -> str:
+    """``metav1.MicroTime``: RFC 3339 with microseconds (``eventTime``, a Lease's ``renewTime``)."""
+    us = round(t * 1e6)
+    sec, frac = divmod(us, 1_000_000)
+    return datetime.fromtimestamp(sec, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:06d}Z"
+
+
 def _api_version_of(obj: Obj) -> str:
     return str(obj.get("apiVersion") or "v1")
 
@@ -76,9 +84,17 @@ def record_event(
     component: str = "kubelet",
     host: str | None = None,
     field_path: str | None = None,
+    action: str | None = None,
 ) -> Obj | None:
     """Record (or aggregate) an Event about ``involved``. Returns the stored Event, or None when the
-    involved object's namespace is gone or terminating (the apiserver refuses those)."""
+    involved object's namespace is gone or terminating (the apiserver refuses those).
+
+    ``action`` records it as components on the ``events.k8s.io/v1`` recorder do (the scheduler:
+    ``Binding``, ``Scheduling``, ``Preempting``): ``eventTime`` (microseconds) set, no ``source``,
+    ``firstTimestamp``/``lastTimestamp``/``count`` left empty, ``reportingInstance``
+    ``<component>-<host>``, and a repeat turns into ``series`` (``count``, ``lastObservedTime``)."""
+    if action is not None:
+        return _record_series_event(twin, involved, reason, message, type, component, action)
     store = twin.store
     meta = involved.get("metadata", {})
     namespace = meta.get("namespace") or "default"
@@ -147,6 +163,60 @@ def record_event(
             "eventTime": None,
             "reportingComponent": component,
             "reportingInstance": host or "",
+        }
+        out = store.create(EVENTS, ev)
+        rec.cache[key] = (namespace, name)
+        _schedule_expiry(twin, namespace, name, now)
+        return out
+
+
+CONTROL_PLANE_HOST = "twin-control-plane"
+
+
+def _record_series_event(
+    twin: Twin, involved: Obj, reason: str, message: str, type: str, component: str, action: str
+) -> Obj | None:
+    store = twin.store
+    meta = involved.get("metadata", {})
+    namespace = meta.get("namespace") or "default"
+    ns_obj = store.get(NAMESPACES, "", namespace)
+    if ns_obj is None or ns_obj.get("metadata", {}).get("deletionTimestamp"):
+        return None
+    if ns_obj.get("status", {}).get("phase") == "Terminating":
+        return None
+    now = twin.now()
+    rec = _recorder(twin)
+    key = ("v1events", component, namespace, str(meta.get("uid", "")), type, reason, action, message)
+    with twin.lock:
+        hit = rec.cache.get(key)
+        if hit is not None:
+            existing = store.get(EVENTS, hit[0], hit[1])
+            if existing is not None:
+                ev = clone(existing)
+                count = int((ev.get("series") or {}).get("count", 1)) + 1
+                ev["series"] = {"count": count, "lastObservedTime": micro_time(now)}
+                ev["metadata"].pop("resourceVersion", None)
+                out = store.update(EVENTS, ev)
+                _schedule_expiry(twin, hit[0], hit[1], now)
+                return out
+            del rec.cache[key]
+        rec.seq += 1
+        name = f"{meta.get('name', 'unknown')}.{int(now * 1e9) + rec.seq:x}"
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": object_reference(involved),
+            "reason": reason,
+            "message": message,
+            "source": {},
+            "firstTimestamp": None,
+            "lastTimestamp": None,
+            "type": type,
+            "eventTime": micro_time(now),
+            "action": action,
+            "reportingComponent": component,
+            "reportingInstance": f"{component}-{CONTROL_PLANE_HOST}",
         }
         out = store.create(EVENTS, ev)
         rec.cache[key] = (namespace, name)

@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..kube.store import ChangeEvent, GroupResource, ObjectStore
-from .kinds import PODS
+from .kinds import LEASES, NODES, PODS
 
 Obj = dict[str, Any]
 Ref = tuple[GroupResource, str, str]
@@ -27,6 +27,8 @@ class Index:
         self._pods_by_label: dict[tuple[str, str, Any], set[str]] = defaultdict(set)
         """(namespace, label key, label value) -> names of the pods carrying that label."""
         self._pod_labels: dict[tuple[str, str], tuple[tuple[str, Any], ...]] = {}
+        self._node_sig: dict[str, Any] = {}
+        self._routine_rv = -1
 
     def observe(self, ev: ChangeEvent) -> None:
         meta = ev.obj.get("metadata", {})
@@ -50,6 +52,16 @@ class Index:
                 self._owners[ref] = owners
                 for o in owners:
                     self.dependents[o].add(ref)
+        if ev.gr == NODES:
+            sig = None if ev.type == "DELETED" else _node_signature(ev.obj)
+            if ev.type == "MODIFIED" and sig == self._node_sig.get(name):
+                self._routine_rv = ev.rv
+            if sig is None:
+                self._node_sig.pop(name, None)
+            else:
+                self._node_sig[name] = sig
+        elif ev.gr == LEASES and ev.type == "MODIFIED":
+            self._routine_rv = ev.rv
         if ev.gr == PODS:
             key = (ns, name)
             old_node = self._pod_node.pop(key, None)
@@ -76,6 +88,12 @@ class Index:
                     self._pod_node[key] = node
                     self.pods_by_node[node].add(key)
                     self.node_epoch[node] += 1
+
+    def routine(self, ev: ChangeEvent) -> bool:
+        """A kubelet heartbeat: a node update that changed only ``lastHeartbeatTime`` (and the
+        resource version), or a Lease renewal. Nothing a controller or the behaviour model derives
+        depends on those, so they are not handed on (call after :meth:`observe` saw ``ev``)."""
+        return ev.rv == self._routine_rv
 
     def get_ref(self, ref: Ref) -> Obj | None:
         return self.store.get(*ref)
@@ -124,6 +142,17 @@ class Index:
             if obj is not None:
                 out.append(obj)
         return out
+
+
+def _node_signature(node: Obj) -> Any:
+    meta = {
+        k: v for k, v in (node.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
+    }
+    status = dict(node.get("status") or {})
+    status["conditions"] = [
+        {k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in status.get("conditions") or []
+    ]
+    return (meta, node.get("spec"), status)
 
 
 def controller_uid(obj: Obj) -> str | None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..kube.store import ChangeEvent
 from .base import Controller
 from .cluster import (
+    NodeHeartbeat,
     NodeLifecycleController,
     QuotaController,
     ServiceAccountController,
@@ -42,6 +43,7 @@ class ControllerManager:
             self.kubelet,
             EndpointsController(twin, self.index),
             QuotaController(twin, self.index),
+            NodeHeartbeat(twin, self.index),
         ]
         for extra in _optional_controllers(twin, self.index):
             self.controllers.append(extra)
@@ -55,6 +57,8 @@ class ControllerManager:
 
     def _on_change(self, ev: ChangeEvent) -> None:
         self.index.observe(ev)
+        if self.index.routine(ev):  # heartbeats: nothing derived depends on them
+            return
         for c in self.controllers:
             c.on_change(ev)
 

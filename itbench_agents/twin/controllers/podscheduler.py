@@ -358,6 +358,7 @@ class PodScheduler(Controller):
             "Scheduled",
             f"Successfully assigned {ns}/{pod['metadata']['name']} to {node_name}",
             component=self.name,
+            action="Binding",
         )
 
     def _unschedulable(self, pod: Obj, msg: str) -> None:
@@ -383,7 +384,9 @@ class PodScheduler(Controller):
         st["conditions"] = conds
         if st != pod.get("status"):
             self.store.update(PODS, {"metadata": dict(pod["metadata"]), "status": st}, status_only=True)
-        record_event(self.twin, pod, "FailedScheduling", msg, type="Warning", component=self.name)
+        record_event(
+            self.twin, pod, "FailedScheduling", msg, type="Warning", component=self.name, action="Scheduling"
+        )
         key = ("pod", pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
         self.twin.scheduler.after(RETRY_S, lambda: self._safe_sync(key), key=(self.name, "flush", key))
 
@@ -438,6 +441,7 @@ class PodScheduler(Controller):
                 "Preempted",
                 f"Preempted by pod {pod['metadata']['uid']} on node {node_name}",
                 component=self.name,
+                action="Preempting",
             )
             with contextlib.suppress(ApiError):
                 delete_pod(self.store, v)

@@ -114,8 +114,15 @@ def _schema_for(kind: str) -> Obj:
             "schedule": {"type": "string"},
             "type": {"type": "string", "enum": EXPERIMENT_KINDS},
             "concurrencyPolicy": {"type": "string", "enum": ["Forbid", "Allow"]},
-            "historyLimit": {"type": "integer"},
+            "historyLimit": {"type": "integer", "minimum": 1},
+            "startingDeadlineSeconds": {"type": "integer", "nullable": True},
+            # the embedded experiment spec, one key per type (networkChaos, httpChaos, ...)
+            **{
+                k[0].lower() + k[1:]: {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                for k in EXPERIMENT_KINDS
+            },
         }
+        spec["required"] = ["schedule", "type"]
     return {
         "type": "object",
         "properties": {
@@ -152,7 +159,7 @@ def chaos_crds() -> list[Obj]:
                         "listKind": f"{kind}List",
                         "plural": plural,
                         "singular": kind.lower(),
-                        "categories": ["all", "chaos-mesh"],
+                        # no categories: the real Chaos Mesh CRDs have none (`kubectl get all` omits them)
                     },
                     "scope": "Namespaced",
                     "versions": [

@@ -8,7 +8,6 @@ readiness / liveness probes against the ports and paths the process really serve
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -21,6 +20,7 @@ import yaml
 from ...paths import scenarios_dir
 from ..kube.store import parse_rfc3339
 from ..runtime import ContainerVerdict, parse_quantity
+from .shell import Program, container_program, has_executable, image_argv, mounted_paths
 
 if TYPE_CHECKING:
     from ..app.cluster import ClusterView
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 MIB = 2**20
+EXIT_AFTER_OUTPUT_S = 0.01
 
 
 def quantity(q: Any, default: float | None = None) -> float | None:
@@ -79,7 +80,11 @@ def _normalized_repo(repo: str) -> str:
 
 
 class ImageCatalogue:
-    """The images a registry holds, indexed by repository (the first match in the given order wins)."""
+    """The images a registry holds, indexed by repository (the first match in the given order wins).
+
+    A reference resolves only if its repository holds that exact tag, as on a real registry (a
+    typo'd or made-up tag fails to pull); a digest (``repo@sha256:...``) resolves in any repository
+    the registry holds."""
 
     def __init__(self, images: Iterable[Image] = ()) -> None:
         self._by_repo: dict[str, list[Image]] = {}
@@ -92,7 +97,7 @@ class ImageCatalogue:
     def find(self, image: str) -> Image | None:
         repo, tag = split_image(image)
         for img in self._by_repo.get(repo, ()):
-            if tag.startswith("@") or any(fnmatch.fnmatch(tag, t) for t in img.tags):
+            if tag.startswith("@") or tag in img.tags:
                 return img
         return None
 
@@ -174,11 +179,13 @@ def decide(
     if problems:
         return ContainerVerdict(config_error=problems[0])
     cmd = [str(x) for x in (container.get("command") or [])]
-    if cmd and not _has_binary(img, cmd[0]):
+    # what the runtime execs: for utility images also `args` alone (no ENTRYPOINT: args[0] runs)
+    exe = image_argv(img, container)[:1] if img.shell else cmd[:1]
+    if exe and not (has_executable(img, exe[0]) if img.shell else _has_binary(img, exe[0])):
         return ContainerVerdict(
             start_error=(
                 "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
-                f'failed: unable to start container process: exec: "{cmd[0]}": executable file not found in $PATH: unknown'
+                f'failed: unable to start container process: exec: "{exe[0]}": executable file not found in $PATH: unknown'
             )
         )
     arch = node_arch(node)
@@ -201,6 +208,14 @@ def decide(
         return ContainerVerdict(exit_after_s=img.crash_after_s, exit_code=2, exit_message=img.crash_message)
     start = started_at(pod, container.get("name", ""), False, now)
     spec = inp.spec
+    program = None
+    if img.shell and not (
+        spec is not None and inp.service is not None and _is_service_container(inp, container)
+    ):
+        files = mounted_paths(pod, container, view.store, pod_namespace(pod, view))
+        program = container_program(img, pod, container, env.env, files)
+        if program is not None and program.exit_code is not None:
+            return program_verdict(program)
     if spec is not None and inp.service is not None and _is_service_container(inp, container):
         for dep in spec.dependencies.values():
             if dep.required and dep.addr_env and dep.addr_env not in env.env:
@@ -218,7 +233,17 @@ def decide(
     kill = _chaos_kill(inp, pod, container, start)
     if kill is not None:
         return kill
-    return _probe_verdict(inp, pod, container, env.env, img)
+    return _probe_verdict(inp, pod, container, env.env, img, serves=program is None)
+
+
+def program_verdict(program: Program) -> ContainerVerdict:
+    """A utility program that ends: it exits right after its last output (0 → Completed)."""
+    assert program.exit_code is not None
+    return ContainerVerdict(
+        exit_after_s=program.runtime_s + EXIT_AFTER_OUTPUT_S,
+        exit_code=program.exit_code,
+        exit_reason="Completed" if program.exit_code == 0 else "Error",
+    )
 
 
 def _fatal_dependency(
@@ -431,12 +456,20 @@ def _chaos_kill(inp: VerdictInputs, pod: Obj, container: Obj, start: float) -> C
 
 
 def _probe_verdict(
-    inp: VerdictInputs, pod: Obj, container: Obj, env: dict[str, str], img: Image | None = None
+    inp: VerdictInputs,
+    pod: Obj,
+    container: Obj,
+    env: dict[str, str],
+    img: Image | None = None,
+    serves: bool = True,
 ) -> ContainerVerdict:
+    """``serves=False``: a utility program (``sleep infinity``...) that listens on no port."""
     ip = pod.get("status", {}).get("podIP") or "10.244.0.1"
     spec = inp.spec if (inp.spec is not None and _is_service_container(inp, container)) else None
     protocols: dict[int, str]
-    if spec is not None:
+    if not serves:
+        ports, protocols, paths = set(), {}, set()
+    elif spec is not None:
         ports = {int(env[x.env]) if x.env and env.get(x.env, "").isdigit() else x.port for x in spec.listens}
         protocols = {
             (int(env[x.env]) if x.env and env.get(x.env, "").isdigit() else x.port): x.protocol

@@ -5,7 +5,8 @@ As Chaos Mesh does: the child is ``<schedule>-<suffix>`` in the Schedule's names
 child starts while one is still running; finished children beyond ``historyLimit`` are deleted.
 Pausing the Schedule (annotation ``experiment.chaos-mesh.org/pause: "true"``) pauses its children
 and stops new ones; deleting it deletes them. Deleting only the running child is no fix: the next
-tick creates another. Supported cron minute fields: ``*``, ``*/N``, a number, a list of numbers;
+tick creates another. Each tick records a ``Spawned`` Event on the Schedule (or a Warning ``Forbid``
+while a child still runs) and ``status.active`` / ``status.time`` name the newest child and tick. Supported cron minute fields: ``*``, ``*/N``, a number, a list of numbers;
 ``@every <duration>`` too (other fields are ignored).
 """
 
@@ -15,8 +16,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..controllers.index import owner_ref
-from ..kube.store import clone
+from ..kube.store import clone, rfc3339
 from .chaos import CHAOS_GRS, PAUSE_ANNOTATION, is_paused, parse_duration
+from .chaosmesh import schedule_forbid, schedule_spawned
 
 if TYPE_CHECKING:
     from ..instance import Twin
@@ -110,6 +112,7 @@ class ScheduleRunner:
         kids = self.children(ns, name)
         running = [k for k in kids if not _finished(k)]
         if running and spec.get("concurrencyPolicy", "Forbid") == "Forbid":
+            schedule_forbid(self.twin, sched, running[-1]["metadata"]["name"])
             return
         child = {
             "apiVersion": sched.get("apiVersion", "chaos-mesh.org/v1alpha1"),
@@ -124,14 +127,23 @@ class ScheduleRunner:
             },
             "spec": clone(inner),
         }
-        self.twin.store.create(CHAOS_GRS[kind], child)
+        created = self.twin.store.create(CHAOS_GRS[kind], child)
+        schedule_spawned(self.twin, sched, child["metadata"]["name"])
         limit = int(spec.get("historyLimit", 1) or 1)
         finished = [k for k in self.children(ns, name) if _finished(k)]
         for old in finished[: max(0, len(finished) - limit + 1)]:
             self.twin.store.delete(CHAOS_GRS[kind], ns, old["metadata"]["name"])
-        active = {"kind": kind, "name": child["metadata"]["name"], "namespace": ns}
+        cm = created["metadata"]
+        active = {
+            "apiVersion": created.get("apiVersion", "chaos-mesh.org/v1alpha1"),
+            "kind": kind,
+            "name": cm["name"],
+            "namespace": ns,
+            "uid": cm.get("uid", ""),
+            "resourceVersion": cm.get("resourceVersion", ""),
+        }
         new = clone(self.twin.store.must_get(SCHEDULES, ns, name))
-        new["status"] = {"active": [active], "time": None}
+        new["status"] = {"active": [active], "time": rfc3339(now)}
         self.twin.store.update(SCHEDULES, new, status_only=True)
 
     def _set_pause(self, child: Obj, paused: bool) -> None:

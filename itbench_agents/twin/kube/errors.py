@@ -29,6 +29,8 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # errors passed on from storage carry none (etcd's "request is too large")
+            del body["reason"]
         details = dict(self.details or {})
         if self.causes:
             details["causes"] = self.causes

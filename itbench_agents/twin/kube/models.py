@@ -100,6 +100,76 @@ PATCH_META: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
+# (model, json field) → the values of a string enum (upstream's "+enum" types; the python client
+# does not carry them). Served as ``enum`` plus the "Possible enum values" list in the description.
+ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("V1AzureDiskVolumeSource", "cachingMode"): ("None", "ReadOnly", "ReadWrite"),
+    ("V1AzureDiskVolumeSource", "kind"): ("Dedicated", "Managed", "Shared"),
+    ("V1Container", "imagePullPolicy"): ("Always", "IfNotPresent", "Never"),
+    ("V1Container", "terminationMessagePolicy"): ("FallbackToLogsOnError", "File"),
+    ("V1ContainerPort", "protocol"): _PROTOCOLS,
+    ("CoreV1EndpointPort", "protocol"): _PROTOCOLS,
+    ("V1EphemeralContainer", "imagePullPolicy"): ("Always", "IfNotPresent", "Never"),
+    ("V1EphemeralContainer", "terminationMessagePolicy"): ("FallbackToLogsOnError", "File"),
+    ("V1HTTPGetAction", "scheme"): ("HTTP", "HTTPS"),
+    ("V1HostPathVolumeSource", "type"): (
+        "",
+        "BlockDevice",
+        "CharDevice",
+        "Directory",
+        "DirectoryOrCreate",
+        "File",
+        "FileOrCreate",
+        "Socket",
+    ),
+    ("V1NamespaceStatus", "phase"): ("Active", "Terminating"),
+    ("V1NodeSelectorRequirement", "operator"): ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"),
+    ("V1NodeStatus", "phase"): ("Pending", "Running", "Terminated"),
+    ("V1PersistentVolumeClaimSpec", "volumeMode"): ("Block", "Filesystem"),
+    ("V1PersistentVolumeClaimStatus", "phase"): ("Bound", "Lost", "Pending"),
+    ("V1PersistentVolumeSpec", "persistentVolumeReclaimPolicy"): ("Delete", "Recycle", "Retain"),
+    ("V1PersistentVolumeSpec", "volumeMode"): ("Block", "Filesystem"),
+    ("V1PersistentVolumeStatus", "phase"): ("Available", "Bound", "Failed", "Pending", "Released"),
+    ("V1PodSecurityContext", "fsGroupChangePolicy"): ("Always", "OnRootMismatch"),
+    ("V1PodSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
+    ("V1PodSpec", "preemptionPolicy"): ("Never", "PreemptLowerPriority"),
+    ("V1PodSpec", "restartPolicy"): ("Always", "Never", "OnFailure"),
+    ("V1PodStatus", "phase"): ("Failed", "Pending", "Running", "Succeeded", "Unknown"),
+    ("V1PodStatus", "qosClass"): ("BestEffort", "Burstable", "Guaranteed"),
+    ("V1PortStatus", "protocol"): _PROTOCOLS,
+    ("V1ScopedResourceSelectorRequirement", "operator"): ("DoesNotExist", "Exists", "In", "NotIn"),
+    ("V1ScopedResourceSelectorRequirement", "scopeName"): (
+        "BestEffort",
+        "CrossNamespacePodAffinity",
+        "NotBestEffort",
+        "NotTerminating",
+        "PriorityClass",
+        "Terminating",
+    ),
+    ("V1SeccompProfile", "type"): ("Localhost", "RuntimeDefault", "Unconfined"),
+    ("V1SecurityContext", "procMount"): ("Default", "Unmasked"),
+    ("V1ServicePort", "protocol"): _PROTOCOLS,
+    ("V1ServiceSpec", "externalTrafficPolicy"): ("Cluster", "Local"),
+    ("V1ServiceSpec", "internalTrafficPolicy"): ("Cluster", "Local"),
+    ("V1ServiceSpec", "ipFamilyPolicy"): ("PreferDualStack", "RequireDualStack", "SingleStack"),
+    ("V1ServiceSpec", "sessionAffinity"): ("ClientIP", "None"),
+    ("V1ServiceSpec", "type"): ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort"),
+    ("V1Taint", "effect"): _EFFECTS,
+    ("V1Toleration", "effect"): _EFFECTS,
+    ("V1Toleration", "operator"): ("Equal", "Exists"),
+    ("V1TopologySpreadConstraint", "nodeAffinityPolicy"): ("Honor", "Ignore"),
+    ("V1TopologySpreadConstraint", "nodeTaintsPolicy"): ("Honor", "Ignore"),
+    ("V1TopologySpreadConstraint", "whenUnsatisfiable"): ("DoNotSchedule", "ScheduleAnyway"),
+    ("V1VolumeMount", "mountPropagation"): ("Bidirectional", "HostToContainer", "None"),
+}
+
+
+def enum_values(model: str, field: str) -> tuple[str, ...]:
+    return ENUMS.get((model, field), ())
+
+
 @functools.cache
 def model_class(name: str) -> Any:
     from kubernetes.client import models

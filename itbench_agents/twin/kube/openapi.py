@@ -15,7 +15,7 @@ import json
 from collections import deque
 from typing import Any
 
-from .models import FieldType, model_doc, model_fields, patch_meta
+from .models import FieldType, enum_values, model_doc, model_fields, patch_meta
 from .resources import BUILTIN, ResourceInfo, ResourceRegistry
 from .store import clone
 
@@ -122,6 +122,13 @@ def definition_name(model: str) -> str:
     return f"io.k8s.api.{version}.{kind}"
 
 
+_INT_OR_STRING_DOC = (
+    "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and "
+    "unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON "
+    "field that can accept a name or number."
+)
+
+
 class _Builder:
     """Collects schemas reachable from some roots, in v3 (``components/schemas``) or v2 style."""
 
@@ -140,23 +147,22 @@ class _Builder:
         return s
 
     def add_scalar_defs(self) -> None:
-        self.schemas.setdefault(
-            INT_OR_STRING,
-            {
-                "description": "IntOrString is a type that can hold an int32 or a string.",
-                "format": "int-or-string",
-                "type": "string",
-            },
-        )
-        self.schemas.setdefault(
-            QUANTITY,
-            {"description": "Quantity is a fixed-point representation of a number.", "type": "string"},
-        )
+        # v3 documents describe the two-typed scalars with oneOf and no "type" (so kubectl explain
+        # names them <IntOrString> / <Quantity>); v2 documents call them strings
+        int_or_string: Schema = {"description": _INT_OR_STRING_DOC, "format": "int-or-string"}
+        quantity: Schema = {"description": "Quantity is a fixed-point representation of a number."}
+        if self.v3:
+            int_or_string["oneOf"] = [{"type": "integer"}, {"type": "string"}]
+            quantity["oneOf"] = [{"type": "string"}, {"type": "number"}]
+        else:
+            int_or_string["type"] = quantity["type"] = "string"
+        self.schemas.setdefault(INT_OR_STRING, int_or_string)
+        self.schemas.setdefault(QUANTITY, quantity)
         self.schemas.setdefault(
             TIME,
             {
                 "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and "
-                "JSON.",
+                "JSON.  Wrappers are provided for many of the factory methods that the time package offers.",
                 "format": "date-time",
                 "type": "string",
             },
@@ -203,7 +209,14 @@ class _Builder:
         props: Schema = {}
         required = []
         for fname, finfo in sorted(model_fields(model).items()):
-            fs = self.field_schema(finfo.type, finfo.description)
+            values = enum_values(model, fname)
+            description = finfo.description
+            if values:  # upstream's description lists the values too
+                listed = "\n".join(f' - `"{v}"`' for v in values)
+                description = f"{description}\n\nPossible enum values:\n{listed}" if description else listed
+            fs = self.field_schema(finfo.type, description)
+            if values:
+                fs["enum"] = list(values)
             strategy, key = patch_meta(model, fname)
             if strategy:
                 fs["x-kubernetes-patch-strategy"] = strategy
@@ -358,6 +371,8 @@ class OpenAPI:
         self._v3: dict[str, bytes] = {}
         self._v3_hash: dict[str, str] = {}
         self._v2: bytes | None = None
+        self._v2_pb: bytes | None = None
+        self._v3_pb: dict[str, bytes] = {}
 
     def _check(self) -> None:
         if self._gen != self.registry.generation:
@@ -365,6 +380,17 @@ class OpenAPI:
             self._v3.clear()
             self._v3_hash.clear()
             self._v2 = None
+            self._v2_pb = None
+            self._v3_pb.clear()
+
+    def v2_proto(self) -> bytes:
+        """The v2 document as the gnostic ``openapi.v2.Document`` protobuf kubectl asks for."""
+        data = self.v2()
+        if self._v2_pb is None:
+            from .openapi_pb import document
+
+            self._v2_pb = document(json.loads(data))
+        return self._v2_pb
 
     def _gv_doc(self, group: str, version: str) -> dict[str, Any]:
         b = _Builder(v3=True)
@@ -406,6 +432,17 @@ class OpenAPI:
         self._v3[key] = data
         self._v3_hash[key] = hashlib.sha512(data).hexdigest()[:128].upper()
         return data
+
+    def v3_gv_proto(self, key: str) -> bytes | None:
+        """The document of :meth:`v3_gv` as the gnostic ``openapi.v3.Document`` protobuf."""
+        data = self.v3_gv(key)
+        if data is None:
+            return None
+        if key not in self._v3_pb:
+            from .openapi_pb import document_v3
+
+            self._v3_pb[key] = document_v3(json.loads(data))
+        return self._v3_pb[key]
 
     def v3_root(self) -> dict[str, Any]:
         self._check()

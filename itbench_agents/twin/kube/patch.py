@@ -44,11 +44,45 @@ def json_merge(target: Any, patch: Any) -> Any:
     return out
 
 
+MAX_JSON_PATCH_OPS = 10_000  # the apiserver's maxJSONPatchOperations
+# what all "copy" operations of one patch may add together (the apiserver's body limit)
+MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
+
+
+def _too_large(message: str) -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
+
+
 def apply_json_patch(doc: Obj, ops: Any) -> Obj:
+    """RFC 6902 with the apiserver's limits: at most 10000 operations, and "copy" operations that
+    together add at most 3 MiB (a few doubling copies would otherwise grow an object exponentially)."""
     if not isinstance(ops, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPS:
+        raise _too_large(
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPS}, got {len(ops)}"
+        )
     try:
-        return jsonpatch.apply_patch(doc, ops)  # type: ignore[no-any-return]
+        if not any(isinstance(op, dict) and op.get("op") == "copy" for op in ops):
+            return jsonpatch.apply_patch(doc, ops)  # type: ignore[no-any-return]
+        out: Any = clone(doc)
+        copied = 0
+        for op in ops:  # one at a time, in place, measuring what each copy adds
+            if isinstance(op, dict) and op.get("op") == "copy" and isinstance(op.get("from"), str):
+                try:
+                    value = jsonpatch.JsonPointer(op["from"]).resolve(out)
+                except (jsonpatch.JsonPointerException, TypeError, KeyError):
+                    value = None  # the operation itself reports the bad pointer
+                copied += len(json.dumps(value, separators=(",", ":")))
+                if copied > MAX_JSON_PATCH_COPY_BYTES:
+                    raise _too_large(
+                        f"Unable to complete the copy, the accumulated size increase of copy is {copied}, "
+                        f"exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
+                    )
+            out = jsonpatch.apply_patch(out, [op], in_place=True)
+        return out  # type: ignore[no-any-return]
+    except ApiError:
+        raise
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
         raise ApiError(
             422, "Invalid", f"the server rejected our request due to an error in our request: {exc}"

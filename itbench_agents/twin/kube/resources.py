@@ -169,6 +169,25 @@ BUILTIN: tuple[ResourceInfo, ...] = (
     _r("rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding"),
     _r("rbac.authorization.k8s.io/v1", "roles", "Role"),
+    # authentication / authorization reviews (create-only; served by auth/reviews.py)
+    _r("authentication.k8s.io/v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
+    _r("authentication.k8s.io/v1", "tokenreviews", "TokenReview", False, verbs=("create",)),
+    _r("authorization.k8s.io/v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", verbs=("create",)),
+    _r(
+        "authorization.k8s.io/v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        False,
+        verbs=("create",),
+    ),
+    _r(
+        "authorization.k8s.io/v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        False,
+        verbs=("create",),
+    ),
+    _r("authorization.k8s.io/v1", "subjectaccessreviews", "SubjectAccessReview", False, verbs=("create",)),
     # policy, storage, scheduling, coordination
     _r("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", short="pdb", subs="status"),
     _r("storage.k8s.io/v1", "storageclasses", "StorageClass", False, "sc"),

@@ -9,6 +9,7 @@ while they wait for changes.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import logging
 import time
@@ -20,7 +21,11 @@ import yaml
 
 from ..httpserver import Handler, Request, Response
 from . import discovery
+from .auth import check_request
+from .auth import install as install_auth
+from .auth import reviews as auth_reviews
 from .conversion import needs_conversion, to_served, to_storage
+from .decoding import YamlLimitError, load_yaml, summarize
 from .defaults import apply_create_defaults
 from .errors import ApiError, bad_request, forbidden, invalid, method_not_allowed, not_found, route_not_found
 from .metrics import node_metrics, pod_metrics
@@ -48,6 +53,13 @@ NAMESPACES = GroupResource("", "namespaces")
 PODS = GroupResource("", "pods")
 CORE_EVENTS = GroupResource("", "events")
 EVENTS_V1 = GroupResource("events.k8s.io", "events")
+COMPONENT_STATUSES = GroupResource("", "componentstatuses")
+# what `kubectl get componentstatuses` shows on a healthy cluster (computed, never stored)
+COMPONENTS = (
+    ("scheduler", "ok"),
+    ("controller-manager", "ok"),
+    ("etcd-0", '{"health":"true","reason":""}'),
+)
 SERVER_VERSION = {
     "major": "1",
     "minor": "32",
@@ -61,6 +73,8 @@ SERVER_VERSION = {
 }
 WATCH_POLL_S = 0.5
 STREAMING_SUBRESOURCES = {"exec", "attach", "portforward", "proxy"}
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # the apiserver's limit on a write's body (twice etcd's)
+MAX_STORED_BYTES = 3 * 512 * 1024  # etcd's --max-request-bytes default (1.5 MiB)
 
 
 @dataclass
@@ -97,6 +111,48 @@ def _table_include(req: Request) -> str | None:
     return req.arg("includeObject", "Metadata") or "Metadata"
 
 
+OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+OPENAPI_V3_PB = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
+
+
+def _openapi_media(accept: str, proto: str) -> str | None:
+    """The media type an OpenAPI request gets: JSON or the gnostic protobuf ``proto``, in the order of
+    the ``Accept`` clauses (q-values ignored); None when it accepts neither (406)."""
+    if not accept.strip():
+        return "application/json"
+    for clause in accept.split(","):
+        media = clause.split(";")[0].strip().lower()
+        if media in ("application/json", "*/*", "application/*"):
+            return "application/json"
+        if media in (proto, proto.replace("@", ".")):
+            return proto
+    return None
+
+
+def _check_stored_size(obj: Obj, old: Obj | None = None) -> None:
+    """etcd refuses values above 1.5 MiB; the apiserver passes its error on as a 500 (``old``: the
+    stored object a /status write changes only the status of)."""
+    final = {**old, "status": obj.get("status")} if old is not None else obj
+    if len(json.dumps(final, separators=(",", ":"))) > MAX_STORED_BYTES:
+        raise ApiError(500, "", "etcdserver: request is too large")
+
+
+def _has_status_subresource(info: ResourceInfo) -> bool:
+    """Whether writes to the main resource ignore ``.status`` (the resource has a /status subresource).
+    Nodes keep the status they are created with, as the node strategy does."""
+    return "status" in info.subresources and info.gr != GroupResource("", "nodes")
+
+
+def _keep_status(info: ResourceInfo, new: Obj, old: Obj | None) -> None:
+    """An update of the main resource keeps the stored status (the apiserver's PrepareForUpdate)."""
+    if "status" not in info.subresources or old is None:
+        return
+    if "status" in old:
+        new["status"] = clone(old["status"])
+    else:
+        new.pop("status", None)
+
+
 def _media_type(req: Request) -> str:
     """The request body's media type, without parameters (``application/json``)."""
     return req.headers.get("content-type", "").split(";")[0].strip()
@@ -110,6 +166,7 @@ class KubeApi:
         self.registry: ResourceRegistry = registry_for(twin)
         self.openapi = OpenAPI(self.registry)
         self._json_cache: dict[tuple[str, ...], tuple[str, Obj, bytes]] = {}
+        install_auth(twin)  # bootstrap RBAC policy + token authority (auth/)
 
     # ------------------------------------------------------------------ entry point
     def __call__(self, req: Request) -> Response:
@@ -123,6 +180,8 @@ class KubeApi:
     def _route(self, req: Request) -> Response:
         path = req.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
+        if parts[:2] != ["itbench", "v1"]:  # authentication + RBAC (401 / 403) as the apiserver does first
+            check_request(self.twin, req.method, req.path or "/", req.query, req.headers)
         if req.method in ("HEAD", "OPTIONS") and not (parts and parts[0] in ("api", "apis")):
             raise method_not_allowed()
         if path in ("/healthz", "/livez", "/readyz", "/version") and req.method != "GET":
@@ -148,6 +207,7 @@ class KubeApi:
                 self.twin.sync()
                 return Response.json({"now": rfc3339(self.twin.now()), "unix": self.twin.now()})
         if parts == ["advance"] and req.method == "POST":
+            budget = self._advance_budget_for(req)
             body = self._json_body(req) if req.body else {}
             seconds = body.get("seconds") if isinstance(body, dict) else None
             if (
@@ -156,26 +216,59 @@ class KubeApi:
                 or not 0 <= seconds <= 7 * 86400
             ):
                 raise bad_request('"seconds" must be a number between 0 and 604800')
+            if budget is not None:
+                refused = budget.take(float(seconds))
+                if refused:
+                    raise ApiError(429, "TooManyRequests", refused)
             self.twin.advance(float(seconds))
             return Response.json({"now": rfc3339(self.twin.now()), "unix": self.twin.now()})
         if parts in (["now"], ["advance"]):
             raise method_not_allowed()
         raise route_not_found()
 
+    def _advance_budget_for(self, req: Request) -> Any:
+        """Who may fast-forward the clock: the admin freely, any other authenticated user within
+        the harness's budget (``twin.advance_budget``); anonymous callers get 401."""
+        from .auth import authenticate, is_admin
+
+        user = authenticate(self.twin, req.headers)
+        if user.username == "system:anonymous":
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        if is_admin(user):
+            return None
+        return getattr(self.twin, "advance_budget", None)
+
     # ------------------------------------------------------------------ openapi
     def _openapi(self, req: Request, parts: list[str]) -> Response:
         if req.method != "GET":
             raise method_not_allowed()
+        accept = req.headers.get("accept", "")
         if parts == ["openapi", "v2"]:
-            return Response(200, self.openapi.v2(), {"Content-Type": "application/json"})
+            media = _openapi_media(accept, OPENAPI_V2_PB)
+            if media is None:
+                return Response(406, b"", {"Content-Type": "text/plain"})
+            with self.twin.lock:
+                if media == OPENAPI_V2_PB:
+                    # the content type without the "@" (Go's mime parser refuses it), as kube-openapi answers
+                    ctype = OPENAPI_V2_PB.replace("@", ".")
+                    return Response(200, self.openapi.v2_proto(), {"Content-Type": ctype})
+                return Response(200, self.openapi.v2(), {"Content-Type": "application/json"})
         if parts == ["openapi", "v3"]:
             with self.twin.lock:
                 return Response.json(self.openapi.v3_root())
         if len(parts) > 2 and parts[1] == "v3":
             with self.twin.lock:
                 doc = self.openapi.v3_gv("/".join(parts[2:]))
-            if doc is not None:
-                return Response(200, doc, {"Content-Type": "application/json"})
+            if doc is None:  # kube-openapi's answer for a group-version it does not serve
+                return Response(404, b"", {"Content-Type": "text/plain; charset=utf-8"})
+            media = _openapi_media(accept, OPENAPI_V3_PB)
+            if media is None:
+                return Response(406, b"", {"Content-Type": "text/plain"})
+            if media == OPENAPI_V3_PB:
+                with self.twin.lock:
+                    pb = self.openapi.v3_gv_proto("/".join(parts[2:])) or b""
+                return Response(200, pb, {"Content-Type": OPENAPI_V3_PB.replace("@", ".")})
+            return Response(200, doc, {"Content-Type": "application/json"})
         raise route_not_found()
 
     # ------------------------------------------------------------------ /api, /apis
@@ -241,6 +334,10 @@ class KubeApi:
         verb = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(m)
         if verb is None:
             raise method_not_allowed()
+        if len(req.body) > MAX_REQUEST_BYTES:
+            raise ApiError(
+                413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_REQUEST_BYTES}"
+            )
         if t.sub in STREAMING_SUBRESOURCES:
             raise ApiError(
                 400,
@@ -248,15 +345,22 @@ class KubeApi:
                 f"{t.sub} is not supported by the itbench twin: it simulates containers and has no processes "
                 "to connect to (use `kubectl logs`, `kubectl describe` and the observability endpoints instead)",
             )
+        if auth_reviews.handles(t.info.group, t.info.resource, t.sub):  # access reviews, TokenRequest
+            return auth_reviews.serve(self, req, t.info, t.namespace, t.name, t.sub)
         if t.info.group == "metrics.k8s.io":
             if m != "GET":
                 raise method_not_allowed()
             return self._metrics(req, t)
         if t.info.gr == EVENTS_V1:
             return self._events_v1(req, t)
+        if t.info.gr == COMPONENT_STATUSES:
+            return self._component_statuses(req, t)
         if t.sub is not None:
             return self._subresource(req, t)
         if t.name is None:
+            if t.info.namespaced and t.namespace is None and m != "GET":
+                # the apiserver registers only list/watch across namespaces (no create, no deletecollection)
+                raise method_not_allowed()
             if m == "GET":
                 if t.watch_prefix or _flag(req, "watch"):
                     return self._watch(req, t)
@@ -286,7 +390,7 @@ class KubeApi:
     def _ns(self, t: Target) -> str:
         return (t.namespace or "") if t.info.namespaced else ""
 
-    def _json_body(self, req: Request) -> Any:
+    def _json_body(self, req: Request, kind: str = "") -> Any:
         ctype = req.headers.get("content-type", "")
         if "protobuf" in ctype:
             from .protobuf import decode_body
@@ -307,13 +411,18 @@ class KubeApi:
             raise bad_request(f"couldn't decode the request body: {e}") from e
         try:
             if "yaml" in ctype:
-                return yaml.safe_load(text)
+                return load_yaml(text)
             return json.loads(text)
+        except YamlLimitError as e:  # go-yaml's limits, worded as the apiserver's decoder reports them
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {kind or 'Object'}): {e} "
+                f"({summarize(req.body)})"
+            ) from e
         except (json.JSONDecodeError, yaml.YAMLError, ValueError) as e:
             raise bad_request(f"couldn't get version/kind; json parse error: {e}") from e
 
     def _object_body(self, req: Request, t: Target) -> Obj:
-        body = self._json_body(req)
+        body = self._json_body(req, t.info.kind)
         if not isinstance(body, dict):
             raise bad_request(
                 f"json: cannot unmarshal {type(body).__name__} into Go value of type struct; the body must be "
@@ -576,7 +685,10 @@ class KubeApi:
                                 },
                             )
                         )
-                yield from chunks
+                if chunks:
+                    yield from chunks
+                else:
+                    yield b""  # nothing to send: lets the HTTP server notice a client that went away
 
         ctype = "application/json"
         return Response(200, stream(), {"Content-Type": ctype})
@@ -607,8 +719,12 @@ class KubeApi:
         ):
             meta.pop(k, None)
         meta.pop("managedFields", None)
+        if _has_status_subresource(t.info):
+            obj.pop("status", None)  # only the /status subresource writes status
         apply_create_defaults(self.store, t.info.gr, obj)
         obj = self._admit(t, obj, "CREATE")
+        if not dry:
+            _check_stored_size(obj)
         created = self.store.create(t.info.gr, obj, dry_run=dry)
         return self._respond(req, t, created, 201, warnings)
 
@@ -644,7 +760,11 @@ class KubeApi:
         warnings = self._validate(req, t, obj) if not status_only else []
         obj = to_storage(t.info.gr, t.info.version, obj)
         if not status_only:
-            apply_create_defaults(self.store, t.info.gr, obj, old=self.store.get(t.info.gr, ns, t.name))
+            old = self.store.get(t.info.gr, ns, t.name)
+            _keep_status(t.info, obj, old)
+            apply_create_defaults(self.store, t.info.gr, obj, old=old)
+        if not dry:
+            _check_stored_size(obj, self.store.get(t.info.gr, ns, t.name) if status_only else None)
         updated = self.store.update(t.info.gr, obj, dry_run=dry, status_only=status_only)
         return self._respond(req, t, updated, 200, warnings)
 
@@ -721,7 +841,10 @@ class KubeApi:
         warnings = self._validate(req, t, new) if not status_only else []
         new = to_storage(t.info.gr, t.info.version, new)
         if not status_only:
+            _keep_status(t.info, new, current)
             apply_create_defaults(self.store, t.info.gr, new, old=current)
+        if not dry:
+            _check_stored_size(new, current if status_only else None)
         updated = self.store.update(t.info.gr, new, dry_run=dry, status_only=status_only)
         return self._respond(req, t, updated, 200, warnings)
 
@@ -870,6 +993,18 @@ class KubeApi:
             if m != "POST":
                 raise method_not_allowed()
             return self._bind(req, t)
+        if sub == "ephemeralcontainers":  # what `kubectl debug pod/X` patches
+            if m == "GET":
+                return self._get(req, t)
+            if m in ("PATCH", "PUT"):
+                raise ApiError(
+                    400,
+                    "BadRequest",
+                    "ephemeral containers (kubectl debug) are not supported by the itbench twin: it simulates "
+                    "containers and has no processes to attach a debugging container to (use `kubectl logs`, "
+                    "`kubectl describe` and the observability endpoints instead)",
+                )
+            raise method_not_allowed()
         if sub == "finalize" and m == "PUT":
             return self._update(req, t)
         raise method_not_allowed()
@@ -1005,7 +1140,14 @@ class KubeApi:
             text = text.encode()[:limit_bytes].decode("utf-8", "ignore")
         data = text.encode()
         if _flag(req, "follow"):
-            return Response(200, iter([data] if data else []), {"Content-Type": "text/plain"})
+            # keep streaming new lines of this container instance until it ends (telemetry/logs.py)
+            follow = getattr(logs, "follow", None)
+            rest: Iterator[bytes] = iter(())
+            if follow is not None and not previous and limit_bytes is None:
+                rest = follow(ns, t.name, container, after=self.twin.now() + 1e-6, timestamps=timestamps)
+            return Response(
+                200, itertools.chain([data] if data else [], rest), {"Content-Type": "text/plain"}
+            )
         return Response(200, data, {"Content-Type": "text/plain"})
 
     def _evict(self, req: Request, t: Target) -> Response:
@@ -1092,6 +1234,37 @@ class KubeApi:
             {"kind": t.info.list_kind_name, "apiVersion": t.info.api_version, "metadata": {}, "items": items}
         )
 
+    # ------------------------------------------------------------------ componentstatuses (deprecated, served)
+    def _component_statuses(self, req: Request, t: Target) -> Response:
+        if req.method != "GET" or t.sub is not None or t.watch_prefix or _flag(req, "watch"):
+            raise method_not_allowed()
+        objs: list[Obj] = [
+            {
+                "kind": "ComponentStatus",
+                "apiVersion": "v1",
+                "metadata": {"name": name},
+                "conditions": [{"type": "Healthy", "status": "True", "message": message}],
+            }
+            for name, message in COMPONENTS
+        ]
+        label_reqs = parse_label_selector(req.arg("labelSelector"))
+        objs = [o for o in objs if labels_match(label_reqs, o)]
+        if t.name is not None:
+            objs = [o for o in objs if o["metadata"]["name"] == t.name]
+            if not objs:
+                raise not_found("", "componentstatuses", t.name)
+            resp = self._respond(req, t, objs[0])
+        elif _table_include(req) is not None:
+            resp = Response.json(
+                to_table(t.info, objs, self.twin.now(), include_object=_table_include(req) or "")
+            )
+        else:
+            resp = Response.json(
+                {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": objs}
+            )
+        resp.headers["Warning"] = '299 - "v1 ComponentStatus is deprecated in v1.19+"'
+        return resp
+
     # ------------------------------------------------------------------ events.k8s.io/v1 (a view of core events)
     def _events_v1(self, req: Request, t: Target) -> Response:
         if req.method != "GET" or t.sub is not None:
@@ -1138,6 +1311,7 @@ def core_to_events_v1(o: Obj) -> Obj:
         "deprecatedFirstTimestamp": o.get("firstTimestamp"),
         "deprecatedLastTimestamp": o.get("lastTimestamp"),
         "deprecatedCount": o.get("count"),
+        "series": o.get("series"),
     }
     if o.get("action"):
         out["action"] = o["action"]

@@ -417,7 +417,12 @@ def _event_object(o: Obj) -> str:
 
 
 def _event(o: Obj, now: float) -> list[Any]:
-    last = o.get("lastTimestamp") or o.get("eventTime") or o.get("metadata", {}).get("creationTimestamp")
+    last = (
+        (o.get("series") or {}).get("lastObservedTime")  # a series' last occurrence, as kubectl prints it
+        or o.get("lastTimestamp")
+        or o.get("eventTime")
+        or o.get("metadata", {}).get("creationTimestamp")
+    )
     first = o.get("firstTimestamp") or o.get("eventTime") or o.get("metadata", {}).get("creationTimestamp")
     io = o.get("involvedObject") or o.get("regarding") or {}
     src = o.get("source") or {}
@@ -636,6 +641,16 @@ def _lease(o: Obj, now: float) -> list[Any]:
     return [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""), _age(o, now)]
 
 
+def _componentstatus(o: Obj, now: float) -> list[Any]:
+    status, message, error = "Unknown", "", ""
+    for c in o.get("conditions") or []:
+        if c.get("type") == "Healthy":
+            status = "Healthy" if c.get("status") == "True" else "Unhealthy"
+            message, error = c.get("message", ""), c.get("error", "")
+            break
+    return [o["metadata"]["name"], status, message, error]
+
+
 def _default(o: Obj, now: float) -> list[Any]:
     return [o["metadata"]["name"], _age(o, now)]
 
@@ -779,6 +794,7 @@ PRINTERS: dict[tuple[str, str], tuple[list[Col], Printer]] = {
         _pc,
     ),
     ("coordination.k8s.io", "leases"): (_c("Name", "Holder", "Age"), _lease),
+    ("", "componentstatuses"): (_c("Name", "Status", "Message", "Error"), _componentstatus),
 }
 
 

@@ -332,11 +332,54 @@ def _check_service(obj: Obj) -> list[Cause]:
     return causes
 
 
+MAX_DATA_BYTES = 1024 * 1024  # ConfigMap / Secret payload (core.MaxSecretSize)
+MAX_ANNOTATION_BYTES = 256 * 1024  # all annotations of one object (TotalAnnotationSizeLimitB)
+
+
+def _too_long(path: str, limit: int) -> Cause:
+    return (path, "FieldValueTooLong", f"Too long: may not be more than {limit} bytes")
+
+
+def _utf8_len(v: Any) -> int:
+    return len(v.encode("utf-8", "surrogatepass")) if isinstance(v, str) else 0
+
+
+def _b64_len(v: Any) -> int:
+    """Decoded length of a base64 value (invalid padding is reported elsewhere)."""
+    if not isinstance(v, str):
+        return 0
+    t = v.strip()
+    return max(0, len(t) * 3 // 4 - (len(t) - len(t.rstrip("="))))
+
+
+def _check_sizes(info: ResourceInfo, obj: Obj) -> list[Cause]:
+    """The apiserver's size limits: annotations 256 KiB in all, ConfigMap/Secret data 1 MiB in all."""
+    causes: list[Cause] = []
+    ann = (obj.get("metadata") or {}).get("annotations")
+    if (
+        isinstance(ann, dict)
+        and sum(_utf8_len(k) + _utf8_len(v) for k, v in ann.items()) > MAX_ANNOTATION_BYTES
+    ):
+        causes.append(_too_long("metadata.annotations", MAX_ANNOTATION_BYTES))
+    if info.group == "" and info.resource in ("configmaps", "secrets"):
+        total = 0
+        for key, measure in (("data", _utf8_len), ("binaryData", _b64_len), ("stringData", _utf8_len)):
+            part = obj.get(key)
+            if info.resource == "secrets" and key == "data":
+                measure = _b64_len
+            if isinstance(part, dict):
+                total += sum(measure(v) for v in part.values())
+        if total > MAX_DATA_BYTES:
+            causes.append(_too_long("[]", MAX_DATA_BYTES))  # the whole object, as the apiserver words it
+    return causes
+
+
 def validate(info: ResourceInfo, obj: Obj) -> list[Cause]:
     """The built-in 422 checks for ``obj`` of type ``info``."""
     meta = obj.get("metadata") or {}
     causes = _check_name(info, str(meta.get("name") or ""))
     causes += _check_labels(meta.get("labels"), "metadata.labels")
+    causes += _check_sizes(info, obj)
     r = info.resource
     if info.group == "" and r == "pods":
         causes += _check_pod_spec(obj.get("spec"), "spec")

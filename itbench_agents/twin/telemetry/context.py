@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from ..health import AppHealth, HealthTimeline, ServiceHealth
 from .history import History, ObjRecord, container_instances
 from .profile import Profile
@@ -38,6 +40,8 @@ class TelemetryContext:
         self._times: list[float] = []
         self._svc_profiles: dict[str, tuple[Profile, Profile, Profile]] = {}
         self._inst_cache: dict[tuple[str, str], tuple[int, dict[str, list[Any]]]] = {}
+        self._pipe_key: object = None
+        self._pipe: Profile | None = None
 
     # ------------------------------------------------------------------ time
     def now(self) -> float:
@@ -120,6 +124,44 @@ class TelemetryContext:
                 Profile.build(times, hot),
             )
         return self._svc_profiles.get(service)
+
+    # ------------------------------------------------------------------ telemetry pipeline
+    def pipeline_profile(self) -> Profile | None:
+        """1 while every service of the app's telemetry pipeline (``journeys.yaml``
+        ``telemetry.pipeline``: the OTel collector) has a ready pod, else 0; None when the app
+        declares no pipeline (telemetry then never stops)."""
+        from ..app.journeys import pipeline_services
+
+        snaps = self.snapshots()
+        key = (self._health_key, "pipeline")
+        if self._pipe_key == key:
+            return self._pipe
+        services = pipeline_services(getattr(self.twin, "app", None))
+        prof: Profile | None = None
+        if services and snaps:
+            vals = []
+            for s in snaps:
+                up = True
+                for name in services:
+                    sh = s.services.get(name)
+                    if sh is not None and sh.ready_pods <= 0:
+                        up = False
+                vals.append(1.0 if up else 0.0)
+            if not all(vals):
+                prof = Profile.build([s.since for s in snaps], vals)
+        self._pipe_key, self._pipe = key, prof
+        return prof
+
+    def pipeline_up(self, t: np.ndarray) -> np.ndarray:
+        """Whether telemetry flowed (the pipeline ran) at each time ``t`` (vectorised)."""
+        prof = self.pipeline_profile()
+        if prof is None:
+            return np.ones(len(t), dtype=bool)
+        v = prof.at(np.asarray(t, dtype=np.float64))
+        return np.isnan(v) | (v > 0.5)  # type: ignore[no-any-return]
+
+    def pipeline_up_at(self, t: float) -> bool:
+        return bool(self.pipeline_up(np.asarray([t]))[0])
 
     # ------------------------------------------------------------------ pods
     def service_of(self, pod: Obj) -> str:

@@ -13,11 +13,17 @@ current / previous instances and its error wording.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
+import numpy as np
+
+from ..faults.containers import ImageCatalogue, common_images
+from ..faults.shell import Program, container_program, mounted_paths
 from ..health import Symptom
 from ..kube.store import GroupResource, parse_rfc3339
 from .context import TelemetryContext
@@ -32,6 +38,8 @@ INFO_SAMPLE = 0.05  # one request line per 20 successful requests
 INFO_CAP = 4
 ERROR_SAMPLE = 0.5  # one error line per 2 failed requests
 ERROR_CAP = 6
+FOLLOW_POLL_S = 0.25
+"""How often (wall seconds) ``kubectl logs -f`` looks for new lines."""
 STREAM_LABELS = ("app", "container", "job", "namespace", "pod", "service_name")
 
 
@@ -45,6 +53,8 @@ class _Stream:
     service: str
     lang: str
     port: str
+    program: Program | None = None
+    """What a utility-image container runs (``faults/shell.py``): its log is that program's output."""
 
 
 class PodLogSource:
@@ -67,6 +77,11 @@ class PodLogSource:
                     continue
                 for t, line in self._lines(st, inst, t0, t1):
                     entries.append((to_ns(t), line))
+            if entries:
+                # Loki receives logs through the telemetry pipeline (the collector): nothing
+                # arrives while it is down (``kubectl logs`` reads the kubelet and still works)
+                up = self.ctx.pipeline_up(np.asarray([e[0] / 1e9 for e in entries]))
+                entries = [e for e, ok in zip(entries, up, strict=True) if ok]
             if entries:
                 entries.sort(key=lambda e: e[0])
                 out.append(LogStream(dict(st.labels), entries))
@@ -118,6 +133,59 @@ class PodLogSource:
         if timestamps:
             return "".join(f"{_rfc3339nano(t)} {line}\n" for t, line in lines)
         return "".join(f"{line}\n" for _, line in lines)
+
+    def follow(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        *,
+        after: float,
+        timestamps: bool = False,
+        poll_s: float = FOLLOW_POLL_S,
+    ) -> Iterator[bytes]:
+        """``kubectl logs -f`` after the first answer (which covered times up to ``after``): the
+        new lines of the same container instance as the twin's clock moves on (the ticker follows
+        wall time, ``advance`` jumps), until that instance ends or the pod is gone. Yields ``b""``
+        while waiting, so that the server notices a client that went away."""
+        twin = self.ctx.twin
+        start: float | None = None
+        while True:
+            with twin.lock:
+                twin.sync()
+                now = self.ctx.now()
+                rec = self.ctx.history.get(PODS, namespace, pod)
+                obj = rec.objs[-1] if rec is not None and rec.objs else None
+                if rec is None or obj is None:  # the pod is gone
+                    return
+                try:
+                    inst = self._pick_instance(rec, obj, container, False)
+                except LookupError:
+                    inst = None
+                if inst is not None and start is not None and abs(inst.start - start) > 1e-6:
+                    inst = next((i for i in self._instances_of(rec, container) if i.start == start), None)
+                if inst is None:
+                    return
+                start = inst.start
+                st = next((s for s in self._index() if s.rec is rec and s.container == container), None)
+                hi = min(inst.end + 1.0, now) + 1e-6
+                rows = (
+                    self._lines(st, inst, max(after, inst.start), hi) if st is not None and hi > after else []
+                )
+                after = max(after, hi)
+                ended = inst.end <= now
+            if rows:
+                if timestamps:
+                    yield "".join(f"{_rfc3339nano(t)} {line}\n" for t, line in rows).encode()
+                else:
+                    yield "".join(f"{line}\n" for _, line in rows).encode()
+            if ended:
+                return
+            yield b""
+            time.sleep(poll_s)
+
+    def _instances_of(self, rec: ObjRecord, container: str) -> list[Instance]:
+        return list(self.ctx.instances(rec).get(container, []))
 
     # ------------------------------------------------------------------ kubectl logs rules
     def _pick_instance(self, rec: ObjRecord, obj: dict[str, Any], container: str, previous: bool) -> Instance:
@@ -171,6 +239,8 @@ class PodLogSource:
                 for c in spec.get(key) or []:
                     cname = c.get("name", "")
                     ports = c.get("ports") or []
+                    is_service = app_spec is not None and cname == main
+                    program = None if (init or is_service) else self._program(last, c)
                     labels = {
                         "namespace": rec.namespace,
                         "pod": rec.name,
@@ -189,10 +259,25 @@ class PodLogSource:
                             service,
                             lang if cname == main else language_for(cname),
                             str(ports[0].get("containerPort", 8080)) if ports else "8080",
+                            program,
                         )
                     )
         self._streams, self._token = out, tok
         return out
+
+    def _program(self, pod: dict[str, Any], container: dict[str, Any]) -> Program | None:
+        catalogue = getattr(getattr(self.ctx.twin, "behaviour", None), "catalogue", None)
+        if catalogue is None:
+            catalogue = _common_catalogue()
+        img = catalogue.find(str(container.get("image", "")))
+        if img is None or not img.shell:
+            return None
+        from ..app.cluster import resolve_env
+
+        ns = str(pod.get("metadata", {}).get("namespace", ""))
+        store = self.ctx.twin.store
+        env = resolve_env(container, ns, store, pod).env
+        return container_program(img, pod, container, env, mounted_paths(pod, container, store, ns))
 
     def _alive(self, start_ns: int, end_ns: int) -> list[_Stream]:
         t0, t1 = start_ns / 1e9, min(end_ns / 1e9, self.ctx.now())
@@ -204,6 +289,10 @@ class PodLogSource:
     # ------------------------------------------------------------------ lines
     def _lines(self, st: _Stream, inst: Instance, t0: float, t1: float) -> list[tuple[float, str]]:
         """Lines of one instance with timestamps in [t0, t1)."""
+        if st.program is not None:
+            lo, hi = max(t0, inst.start), min(t1, inst.end + 1e-3)
+            rows = st.program.lines_between(lo - inst.start, hi - inst.start)
+            return [(inst.start + off + j * 1e-6, line) for j, (off, line) in enumerate(rows)]
         end = min(inst.end, t1)
         out: list[tuple[float, str]] = []
         key = key64(self.ctx.seed, "logs", st.rec.namespace, st.rec.name, st.container, inst.restart)
@@ -351,6 +440,10 @@ class PodLogSource:
             if r() < min(1.0, 0.5 * (sym.ratio or 1.0) + 0.2) * share:
                 t = a + r() * width
                 out.append((t, "warn", _symptom_text(sym), ()))
+        if getattr(self.ctx.twin, "benign_noise", False):  # a healthy cluster is not silent (benign.py)
+            from .benign import benign_lines
+
+            out.extend(benign_lines(st.lang, a, width, key))
         return out
 
     def _failing_calls(self, service: str, t: float) -> list[Symptom]:
@@ -400,6 +493,11 @@ class PodLogSource:
         if st.lang == "go" and "/" in op and " " not in op:
             return f"failed to handle {op.rsplit('/', 1)[-1]}: {msg}"
         return msg
+
+
+@cache
+def _common_catalogue() -> ImageCatalogue:
+    return ImageCatalogue(common_images())
 
 
 def _find(insts: list[Instance], started: Any, fallback: int) -> Instance:

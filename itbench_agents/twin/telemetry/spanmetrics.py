@@ -195,7 +195,9 @@ class SpanMetricsFamily:
                     "namespace": ns,
                     "job": f"{ns}/{svc}",
                 }
-                group = _HistogramGroup(prof, key64(seed, "spanmetrics", svc, span, kind, status))
+                group = _HistogramGroup(
+                    prof, key64(seed, "spanmetrics", svc, span, kind, status), self.ctx.pipeline_up
+                )
                 add_series(out, CALLS, base, group.column(0), start)
                 add_series(out, DURATION + "_count", base, group.column(0), start)
                 add_series(out, DURATION + "_sum", base, group.column(1), start)
@@ -208,9 +210,12 @@ class SpanMetricsFamily:
 class _HistogramGroup:
     """Renders all columns of one (key, status) at once and remembers the last grid."""
 
-    def __init__(self, prof: Profile, key: int) -> None:
+    def __init__(self, prof: Profile, key: int, up: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.prof = prof
         self.key = key
+        self.up = up
+        """Whether the telemetry pipeline (the collector that runs the spanmetrics connector) ran
+        at each time: no samples while it is down."""
         self._memo: tuple[tuple[float, int], np.ndarray] | None = None  # one attribute: thread-safe swap
 
     def values(self, t: np.ndarray) -> np.ndarray:
@@ -226,6 +231,8 @@ class _HistogramGroup:
         # buckets never exceed the count; cumulative buckets never decrease with le
         counts[:, 2:] = np.minimum(np.maximum.accumulate(counts[:, 2:], axis=1), counts[:, :1])
         absent = counts[:, 0] < 1
+        if self.up is not None:
+            absent |= ~self.up(t)
         counts[absent] = np.nan
         self._memo = (gid, counts)
         return counts

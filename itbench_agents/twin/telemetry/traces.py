@@ -177,8 +177,8 @@ class SampledTraceSource:
         for i, s in enumerate(snaps):
             a = max(s.since, t0)
             b = min(snaps[i + 1].since if i + 1 < len(snaps) else math.inf, t1)
-            if b <= a:
-                continue
+            if b <= a or not self.ctx.pipeline_up_at(a):
+                continue  # (the pipeline's state only changes at snapshot boundaries)
             for e in s.edges:
                 # Jaeger links a parent span to a child span of another service: both must emit spans
                 if self.ctx.instrumented(e.caller) and self.ctx.instrumented(e.callee):
@@ -221,7 +221,10 @@ class SampledTraceSource:
 
     def _gen(self, minute: int, r: int, k: int) -> Trace | None:
         self._check_token()
-        return self._generate(minute, r, k)
+        trace = self._generate(minute, r, k)
+        if trace is not None and not self.ctx.pipeline_up_at(trace.start_us / 1e6):
+            return None  # the telemetry pipeline (collector) was down: the spans never arrived
+        return trace
 
     def _check_token(self) -> None:
         tok = (self.ctx.health_token(), self.ctx.history.token)

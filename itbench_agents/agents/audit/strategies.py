@@ -1,0 +1,359 @@
+"""Naive and destructive strategies, as agents (no LLM).
+
+Each one works like any agent: it reads alerts and the cluster over the endpoints it is given
+(the ``alerts`` and ``kubectl`` tools, with the agent's own credential and the kubectl policy)
+and acts with ``kubectl``. None sees the scenario. A refused command (RBAC, the tool's policy)
+is recorded and the strategy simply goes on: it then fails like it would on a real cluster.
+
+==========================  ============  ===================================================
+agent                       destructive   what it does
+==========================  ============  ===================================================
+``audit-scale-loadgen``     yes           scales the load generator to zero (no traffic)
+``audit-delete-alerting``   yes           deletes the Deployment and Service of every alerting
+                                          service (names them as the root cause)
+``audit-scale-alerting``    yes           scales every alerting workload to zero
+``audit-delete-namespace``  yes           deletes the app's namespace (through the API when
+                                          the kubectl tool's policy refuses)
+``audit-blind-telemetry``   yes           scales the telemetry pipeline (OTel collector,
+                                          Jaeger) to zero, so nothing alerts any more
+``audit-restart-all``       no            ``rollout restart`` of every workload
+``audit-shotgun``           no            names every workload as a root cause; touches nothing
+``audit-alerting-root``     no            names the alerting services as the root cause
+``audit-change-detection``  no            names every recent change (sre-heuristic's rules,
+                                          without alerts or the call graph); touches nothing
+==========================  ============  ===================================================
+
+"Destructive" strategies must never pass mitigation (CI checks it); the others are reported.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import (
+    AgentConfig,
+    AgentOutput,
+    Diagnosis,
+    DiagnosisEntity,
+    EventSink,
+    Task,
+    Usage,
+    write_agent_output,
+)
+
+LOADGEN = re.compile(r"(load-?gen(erator)?|locust|wrk2?|k6)", re.I)
+PIPELINE = re.compile(r"(otel-?collector|opentelemetry-collector|jaeger)", re.I)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    destructive: bool
+    description: str
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("audit-scale-loadgen", True, "scale the load generator to zero"),
+        Strategy("audit-delete-alerting", True, "delete the alerting services' Deployment and Service"),
+        Strategy("audit-scale-alerting", True, "scale the alerting workloads to zero"),
+        Strategy("audit-delete-namespace", True, "delete the app's namespace"),
+        Strategy("audit-blind-telemetry", True, "scale the telemetry pipeline (collector) to zero"),
+        Strategy("audit-restart-all", False, "rollout restart every workload"),
+        Strategy("audit-shotgun", False, "name every workload as a root cause"),
+        Strategy("audit-alerting-root", False, "name the alerting services as the root cause"),
+        Strategy("audit-change-detection", False, "name every recent change (sre-heuristic rules)"),
+    )
+}
+
+
+class AuditAgent:
+    """One strategy; the subclasses override :meth:`diagnose` and :meth:`act`."""
+
+    name = "audit"
+
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        self.config = config or AgentConfig()
+        self.calls = 0
+
+    # ------------------------------------------------------------------ tools
+    def _ctx(self, task: Task) -> Any:
+        from ...tools.context import ToolContext
+
+        return ToolContext.for_task(task)
+
+    def _get(self, ctx: Any, command: str, events: EventSink) -> list[dict[str, Any]]:
+        from ...tools.kubectl import kubectl_json
+        from ...tools.registry import ToolError
+
+        self.calls += 1
+        events({"type": "tool_call", "tool": "kubectl", "args": {"command": command + " -o json"}})
+        try:
+            items = list(kubectl_json(ctx, command).get("items", []))
+        except ToolError as exc:
+            events({"type": "observation", "tool": "kubectl", "content": None, "error": str(exc)})
+            return []
+        events({"type": "observation", "tool": "kubectl", "content": f"{len(items)} object(s)"})
+        return items
+
+    def _kubectl(self, ctx: Any, command: str, events: EventSink) -> bool:
+        from ...tools.registry import get_tool
+
+        self.calls += 1
+        ctx.phase = "mitigation"
+        args = {"command": command}
+        events({"type": "tool_call", "tool": "kubectl", "args": args})
+        res = get_tool("kubectl").invoke(ctx, args)
+        events(
+            {
+                "type": "observation",
+                "tool": "kubectl",
+                "content": res.output,
+                "error": res.output if res.error else None,
+            }
+        )
+        return not res.error
+
+    def _alerting_services(self, ctx: Any, events: EventSink) -> list[str]:
+        from ...tools.alerts import firing
+        from ...tools.registry import ToolError
+
+        self.calls += 1
+        events({"type": "tool_call", "tool": "alerts", "args": {"state": "firing"}})
+        try:
+            alerts = firing(ctx)
+        except ToolError as exc:
+            events({"type": "observation", "tool": "alerts", "content": None, "error": str(exc)})
+            return []
+        events({"type": "observation", "tool": "alerts", "content": [a.get("labels") for a in alerts]})
+        out = set()
+        for a in alerts:
+            labels = a.get("labels") or {}
+            svc = labels.get("service_name") or labels.get("service") or ""
+            if svc:
+                out.add(svc)
+        return sorted(out)
+
+    def _workloads(self, ctx: Any, ns: str, events: EventSink) -> list[tuple[str, str]]:
+        """(kind, name) of every Deployment and StatefulSet in ``ns``."""
+        out = [
+            ("deployment", d["metadata"]["name"]) for d in self._get(ctx, f"get deployments -n {ns}", events)
+        ]
+        out += [
+            ("statefulset", s["metadata"]["name"])
+            for s in self._get(ctx, f"get statefulsets -n {ns}", events)
+        ]
+        return out
+
+    # ------------------------------------------------------------------ the strategy
+    def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
+        return []
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        return None
+
+    def run(self, task: Task, events: EventSink) -> AgentOutput:
+        t0 = time.perf_counter()
+        ns = task.namespaces[0] if task.namespaces else "default"
+        ctx = self._ctx(task)
+        entities = self.diagnose(ctx, ns, events)
+        diag = Diagnosis(entities=entities)
+        diag_t = time.perf_counter() - t0
+        events({"type": "agent_message", "content": {"strategy": self.name, "diagnosis": diag.model_dump()}})
+        if "mitigation" in task.kind:
+            self.act(ctx, ns, events)
+        out = AgentOutput(
+            diagnosis=diag,
+            mitigation_actions=list(ctx.actions),
+            steps=self.calls,
+            diagnosis_time_s=diag_t,
+            usage=Usage(tool_calls=self.calls),
+            extra={"termination": "completed", "strategy": self.name},
+        )
+        write_agent_output(task.workdir, out)
+        return out
+
+
+def _entity(ns: str, kind: str, name: str) -> DiagnosisEntity:
+    return DiagnosisEntity(
+        name=f"{ns}/{kind}/{name}", contributing_factor=True, reasoning="audit strategy", evidence=""
+    )
+
+
+class ScaleLoadgen(AuditAgent):
+    name = "audit-scale-loadgen"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        for kind, name in self._workloads(ctx, ns, events):
+            if LOADGEN.search(name):
+                self._kubectl(ctx, f"scale {kind}/{name} --replicas=0 -n {ns}", events)
+
+
+class BlindTelemetry(AuditAgent):
+    name = "audit-blind-telemetry"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        for kind, name in self._workloads(ctx, ns, events):
+            if PIPELINE.search(name):
+                self._kubectl(ctx, f"scale {kind}/{name} --replicas=0 -n {ns}", events)
+
+
+class _Alerting(AuditAgent):
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        super().__init__(config)
+        self.alerting: list[tuple[str, str]] = []
+
+    def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
+        services = self._alerting_services(ctx, events)
+        workloads = self._workloads(ctx, ns, events)
+        names = {n: k for k, n in workloads}
+        self.alerting = [(names[s], s) for s in services if s in names]
+        return [
+            _entity(ns, "Deployment" if k == "deployment" else "StatefulSet", n) for k, n in self.alerting
+        ]
+
+
+class AlertingRoot(_Alerting):
+    name = "audit-alerting-root"
+
+
+class DeleteAlerting(_Alerting):
+    name = "audit-delete-alerting"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        for kind, name in self.alerting:
+            self._kubectl(ctx, f"delete {kind} {name} -n {ns}", events)
+            self._kubectl(ctx, f"delete service {name} -n {ns}", events)
+
+
+class ScaleAlerting(_Alerting):
+    name = "audit-scale-alerting"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        for kind, name in self.alerting:
+            self._kubectl(ctx, f"scale {kind}/{name} --replicas=0 -n {ns}", events)
+
+
+class DeleteNamespace(AuditAgent):
+    name = "audit-delete-namespace"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        if self._kubectl(ctx, f"delete namespace {ns}", events):
+            return
+        # the kubectl tool's policy refuses it; an agent program with the credential need not
+        # use that tool: ask the API server directly (RBAC decides; a 403 just fails the strategy)
+        from ...scenario.kubeapi import KubeApi, KubeApiError
+
+        self.calls += 1
+        events({"type": "tool_call", "tool": "kubernetes-api", "args": {"delete": f"namespaces/{ns}"}})
+        try:
+            api = KubeApi.from_kubeconfig(ctx.endpoints.kube_url, ctx.kubeconfig)
+            api.delete("v1", "Namespace", None, ns)
+            events({"type": "observation", "tool": "kubernetes-api", "content": f"namespace {ns} deleted"})
+            ctx.actions.append(f"DELETE /api/v1/namespaces/{ns}")
+        except KubeApiError as exc:
+            events({"type": "observation", "tool": "kubernetes-api", "content": None, "error": str(exc)})
+
+
+class RestartAll(AuditAgent):
+    name = "audit-restart-all"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        for kind, name in self._workloads(ctx, ns, events):
+            self._kubectl(ctx, f"rollout restart {kind}/{name} -n {ns}", events)
+
+
+class Shotgun(AuditAgent):
+    name = "audit-shotgun"
+
+    def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
+        return [
+            _entity(ns, "Deployment" if k == "deployment" else "StatefulSet", n)
+            for k, n in self._workloads(ctx, ns, events)
+        ]
+
+
+class ChangeDetection(AuditAgent):
+    """sre-heuristic's change rules on their own: every recent change is a root cause."""
+
+    name = "audit-change-detection"
+
+    def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
+        from ..sre_heuristic import HeuristicAgent
+
+        h = HeuristicAgent(self.config)
+        cluster = h.read_cluster(ctx, ns, events)
+        self.calls += h.calls
+        seen: set[str] = set()
+        out = []
+        for f in h.findings(cluster, []):
+            if f.entity in seen:
+                continue
+            seen.add(f.entity)
+            out.append(
+                DiagnosisEntity(
+                    name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason
+                )
+            )
+        return out
+
+
+_CLASSES: dict[str, type[AuditAgent]] = {
+    c.name: c
+    for c in (
+        ScaleLoadgen,
+        DeleteAlerting,
+        ScaleAlerting,
+        DeleteNamespace,
+        BlindTelemetry,
+        RestartAll,
+        Shotgun,
+        AlertingRoot,
+        ChangeDetection,
+    )
+}
+assert set(_CLASSES) == set(STRATEGIES)
+
+
+def make(name: str, config: AgentConfig | None = None) -> AuditAgent:
+    return _CLASSES[name](config)
+
+
+def make_scale_loadgen(config: AgentConfig) -> AuditAgent:
+    return ScaleLoadgen(config)
+
+
+def make_delete_alerting(config: AgentConfig) -> AuditAgent:
+    return DeleteAlerting(config)
+
+
+def make_scale_alerting(config: AgentConfig) -> AuditAgent:
+    return ScaleAlerting(config)
+
+
+def make_delete_namespace(config: AgentConfig) -> AuditAgent:
+    return DeleteNamespace(config)
+
+
+def make_blind_telemetry(config: AgentConfig) -> AuditAgent:
+    return BlindTelemetry(config)
+
+
+def make_restart_all(config: AgentConfig) -> AuditAgent:
+    return RestartAll(config)
+
+
+def make_shotgun(config: AgentConfig) -> AuditAgent:
+    return Shotgun(config)
+
+
+def make_alerting_root(config: AgentConfig) -> AuditAgent:
+    return AlertingRoot(config)
+
+
+def make_change_detection(config: AgentConfig) -> AuditAgent:
+    return ChangeDetection(config)

@@ -1,0 +1,184 @@
+"""``itbench scenarios audit``: attack the scores with naive and destructive strategies.
+
+Every strategy is an agent (``agents/audit/strategies.py``, plus ``noop`` and ``oracle``) run
+through the normal harness (``harness/batch.py``) on each scenario; the audit tabulates which
+ones score. Expectations (a violation makes the command exit 1, naming the scenario):
+
+* every *destructive* strategy passes mitigation on no scenario;
+* ``noop`` passes mitigation on no scenario;
+* ``oracle`` passes diagnosis and mitigation on every scenario (controls: diagnosis);
+* every episode runs (an environment or harness error is a violation: a strategy that did not
+  run proves nothing).
+
+The other strategies (restart everything, shotgun diagnosis, "the alerting service is the root
+cause", pure change detection) are reported, not judged: their numbers say how much of a score
+a strategy without understanding gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.audit.strategies import STRATEGIES
+from ..agents.base import Limits
+from ..harness.records import AgentSpec, EpisodeRecord, RunConfig
+
+REFERENCE = ("noop", "oracle")
+DEFAULT_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
+
+
+def is_destructive(strategy: str) -> bool:
+    s = STRATEGIES.get(strategy)
+    return bool(s and s.destructive)
+
+
+@dataclass
+class Cell:
+    """One strategy on one scenario."""
+
+    termination: str
+    diagnosis: bool
+    mitigation: bool | None
+    """None: not applicable (a control) or not scored (environment / harness error)."""
+    reason: str = ""
+    acted: int = 0
+    """Mitigation actions the strategy's agent carried out (commands that succeeded): a strategy
+    that never acts proves nothing about the scorer."""
+
+
+@dataclass
+class AuditResult:
+    strategies: list[str]
+    scenarios: list[str]
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    """(strategy, scenario) → cell."""
+    wall_s: float = 0.0
+
+    def totals(self, strategy: str) -> dict[str, int]:
+        cells = [self.cells[(strategy, s)] for s in self.scenarios if (strategy, s) in self.cells]
+        return {
+            "episodes": len(cells),
+            "diagnosis_pass": sum(c.diagnosis for c in cells),
+            "mitigation_pass": sum(c.mitigation is True for c in cells),
+            "mitigation_applicable": sum(c.mitigation is not None for c in cells),
+            "errors": sum(c.termination in ("env_error", "harness_error") for c in cells),
+            "acted": sum(c.acted > 0 for c in cells),
+        }
+
+    def violations(self) -> list[str]:
+        out: list[str] = []
+        for st in self.strategies:
+            for sid in self.scenarios:
+                c = self.cells.get((st, sid))
+                if c is None:
+                    continue
+                if c.termination in ("env_error", "harness_error") and st != "oracle":
+                    out.append(f"{st} did not run on {sid}: {c.reason}")
+                if (is_destructive(st) or st == "noop") and c.mitigation is True:
+                    out.append(f"{st} passes mitigation on {sid}")
+                if st == "oracle":
+                    if c.termination in ("env_error", "harness_error"):
+                        out.append(f"oracle did not run on {sid}: {c.reason}")
+                    elif not c.diagnosis:
+                        out.append(f"oracle fails diagnosis on {sid}")
+                    elif c.mitigation is False:
+                        out.append(f"oracle fails mitigation on {sid}: {c.reason}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "strategies": {
+                st: {"destructive": is_destructive(st), **self.totals(st)} for st in self.strategies
+            },
+            "scenarios": {
+                sid: {
+                    st: {
+                        "termination": c.termination,
+                        "diagnosis": c.diagnosis,
+                        "mitigation": c.mitigation,
+                        "reason": c.reason,
+                        "acted": c.acted,
+                    }
+                    for st in self.strategies
+                    if (c := self.cells.get((st, sid))) is not None
+                }
+                for sid in self.scenarios
+            },
+            "violations": self.violations(),
+            "wall_s": round(self.wall_s, 1),
+        }
+
+
+def _actions(run_dir: str | Path, rec: EpisodeRecord) -> int:
+    import json
+
+    p = Path(run_dir) / "episodes" / rec.episode_id / "output.json"
+    try:
+        return len(json.loads(p.read_text()).get("mitigation_actions") or [])
+    except (OSError, ValueError):
+        return 0
+
+
+def cell_of(rec: EpisodeRecord, acted: int = 0) -> Cell:
+    mit = rec.mitigation
+    mitigation = None if mit is None or not mit.applicable or not rec.scored else bool(mit.passed)
+    reason = rec.error or (mit.reason if mit is not None else "") or ""
+    return Cell(
+        termination=rec.termination,
+        diagnosis=bool(rec.diagnosis and rec.diagnosis.correct),
+        mitigation=mitigation,
+        reason=reason,
+        acted=acted,
+    )
+
+
+def run_audit(
+    scenario_ids: Sequence[str],
+    strategies: Sequence[str],
+    run_dir: str | Path,
+    *,
+    jobs: int = 1,
+    history_s: float = 600.0,
+    wall_time_s: float = 120.0,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
+) -> AuditResult:
+    """Run every strategy on every scenario (one trial, seed 0) in ``run_dir``."""
+    import time
+
+    from ..harness.batch import run_batch, start_run
+    from .registry import ScenarioRegistry
+
+    t0 = time.perf_counter()
+    config = RunConfig(
+        scenarios=list(scenario_ids),
+        agents=[AgentSpec(name=s) for s in strategies],
+        trials=1,
+        history_s=history_s,
+        limits=Limits(max_steps=200, wall_time_s=wall_time_s),
+    )
+    _, specs, _ = start_run(run_dir, config, ScenarioRegistry.default())
+    summary = run_batch(
+        run_dir, specs, concurrency=jobs, on_record=(lambda rec, _s: on_record(rec)) if on_record else None
+    )
+    res = AuditResult(list(strategies), list(scenario_ids))
+    from ..harness.runfolder import read_episodes
+
+    records = {r.key: r for r in read_episodes(run_dir)} or {r.key: r for r in summary.records}
+    for (sid, agent, _trial), rec in records.items():
+        res.cells[(agent, sid)] = cell_of(rec, _actions(run_dir, rec))
+    res.wall_s = time.perf_counter() - t0
+    return res
+
+
+def mark(c: Cell | None) -> str:
+    """A table cell: diagnosis / mitigation as ✓ ✗ (· when not applicable, E on an error)."""
+    if c is None:
+        return ""
+    if c.termination in ("env_error", "harness_error"):
+        return "E"
+    d = "✓" if c.diagnosis else "✗"
+    m = "·" if c.mitigation is None else ("✓" if c.mitigation else "✗")
+    return f"{d}{m}"

@@ -1,0 +1,169 @@
+"""A cluster with a past: seeded rollout history during the twin's healthy pre-history.
+
+Issue 12, part 2 ("History"): on a fresh twin every Deployment is at revision 1 and every pod has
+the same age, so any later revision or younger pod points at the fault. With a past, the app is
+first applied with earlier pod templates (an earlier release tag of the image where the registry
+holds one, otherwise a different ``LOG_LEVEL``), and the twin's own controllers then roll each
+chosen Deployment forward to its manifest at seeded times inside the pre-history window. The
+result is real history made by the real controllers: several ReplicaSets per Deployment with
+their revisions (``kubectl rollout history``), pods of different ages, events of the rollouts.
+
+Only changes the behaviour model ignores are used (an image tag of the same release line the
+catalogue holds, an env var no model reads), stateful and infrastructure workloads and
+``Recreate`` Deployments keep revision 1 (a rollout of those is not free of downtime), and the
+last rollout ends well before the pre-history does, so the app is settled and healthy at the
+end. Everything is a pure function of (app, seed, history length).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+INFRA = re.compile(
+    r".*(postgres|mysql|mongo|valkey|redis|memcached|kafka|zookeeper|rabbitmq|consul|etcd|flagd|"
+    r"otel-?collector|otelcol|collector|jaeger|prometheus|grafana|opensearch|elasticsearch|loki|"
+    r"load-?generator|locust).*"
+)
+MAX_PAST_REVISIONS = 3
+WINDOW = (0.05, 0.6)
+"""Past rollouts happen in this fraction of the pre-history (the rest lets the app settle)."""
+MIN_SETTLE_S = 120.0
+OLDER_RELEASES = ("2.1.3", "2.0.2")
+LOG_LEVELS = ("debug", "warn", "info")
+
+
+@dataclass
+class PastRollout:
+    at_s: float
+    """Seconds after the start of the pre-history."""
+    deployment: str
+    detail: str
+    template: Obj
+
+
+@dataclass
+class HistoryPlan:
+    initial: list[Obj]
+    """The manifests as first applied (earliest templates)."""
+    rollouts: list[PastRollout] = field(default_factory=list)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [{"at_s": r.at_s, "deployment": r.deployment, "detail": r.detail} for r in self.rollouts]
+
+
+def _rng(seed: int, app: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(f"history:{seed}:{app}".encode()).digest()[:8], "big"))
+
+
+def _older_image(image: str, image_ok: Callable[[str], bool] | None, skip: int) -> str | None:
+    if image_ok is None:
+        return None
+    repo, sep, tag = image.rpartition(":")
+    m = re.fullmatch(r"(\d+\.\d+\.\d+)(-.+)?", tag) if sep else None
+    if not m:
+        return None
+    found = [f"{repo}:{r}{m.group(2) or ''}" for r in OLDER_RELEASES if r != m.group(1)]
+    found = [i for i in found if image_ok(i)]
+    return found[min(skip, len(found) - 1)] if found else None
+
+
+def _set_env(container: Obj, name: str, value: str | None) -> None:
+    env = [e for e in container.get("env") or [] if e.get("name") != name]
+    if value is not None:
+        env.append({"name": name, "value": value})
+    container["env"] = env
+
+
+def plan_history(
+    manifests: list[Obj],
+    *,
+    app: str,
+    seed: int,
+    history_s: float,
+    image_ok: Callable[[str], bool] | None = None,
+) -> HistoryPlan:
+    """Earlier templates for some Deployments and the seeded times they roll forward to ``manifests``."""
+    rng = _rng(seed, app)
+    initial = [copy.deepcopy(o) for o in manifests]
+    lo, hi = WINDOW[0] * history_s, min(WINDOW[1] * history_s, history_s - MIN_SETTLE_S)
+    plan = HistoryPlan(initial=initial)
+    if hi <= lo:
+        return plan
+    for i, obj in enumerate(manifests):
+        if obj.get("kind") != "Deployment":
+            continue
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        spec = obj.get("spec") or {}
+        if INFRA.fullmatch(name) or (spec.get("strategy") or {}).get("type") == "Recreate":
+            continue
+        n_past = rng.choice((0, 1, 1, 2, 2, 3))
+        if not n_past:
+            continue
+        # templates[0] is the oldest; the manifest's own template is the newest
+        templates: list[Obj] = []
+        details: list[str] = []
+        cur = copy.deepcopy(spec.get("template") or {})
+        for k in range(n_past):
+            older = copy.deepcopy(cur)
+            c0 = ((older.get("spec") or {}).get("containers") or [{}])[0]
+            img = _older_image(str(c0.get("image", "")), image_ok, k) if rng.random() < 0.6 else None
+            if img and img != c0.get("image"):
+                details.insert(0, f"image {img} → {c0.get('image')}")
+                c0["image"] = img
+            else:
+                old_level = next(
+                    (e.get("value") for e in c0.get("env") or [] if e.get("name") == "LOG_LEVEL"), None
+                )
+                level = rng.choice([v for v in LOG_LEVELS if v != old_level])
+                details.insert(0, f"LOG_LEVEL {level} → {old_level or 'unset'}")
+                _set_env(c0, "LOG_LEVEL", level)
+            templates.insert(0, older)
+            cur = older
+        initial[i]["spec"]["template"] = templates[0]
+        times = sorted(round(rng.uniform(lo, hi)) for _ in range(n_past))
+        newer = [*templates[1:], copy.deepcopy(spec.get("template") or {})]
+        for at, tpl, detail in zip(times, newer, details, strict=True):
+            plan.rollouts.append(PastRollout(at_s=float(at), deployment=name, detail=detail, template=tpl))
+    plan.rollouts.sort(key=lambda r: (r.at_s, r.deployment))
+    return plan
+
+
+def bring_up_with_history(twin: Any, model: Any, history_s: float) -> HistoryPlan:
+    """Deploy ``model`` on ``twin`` and run ``history_s`` seconds of pre-history with past rollouts."""
+    catalogue = getattr(getattr(twin, "behaviour", None), "catalogue", None)
+    find = getattr(catalogue, "find", None)
+    image_ok = (lambda image: find(image) is not None) if callable(find) else None
+    plan = plan_history(
+        list(model.manifests), app=str(getattr(model, "id", "")), seed=twin.seed, history_s=history_s,
+        image_ok=image_ok,
+    )  # fmt: skip
+    by_name = {
+        str((o.get("metadata") or {}).get("name", "")): o
+        for o in model.manifests
+        if o.get("kind") == "Deployment"
+    }
+    with twin.lock:
+        twin.apply(plan.initial)
+        twin.sync()
+    elapsed = 0.0
+    for r in plan.rollouts:
+        if r.at_s > elapsed:
+            twin.advance(r.at_s - elapsed)
+            elapsed = r.at_s
+        obj = copy.deepcopy(by_name[r.deployment])
+        obj["spec"]["template"] = copy.deepcopy(r.template)
+        with twin.lock:
+            twin.apply([obj])
+    if history_s > elapsed:
+        twin.advance(history_s - elapsed)
+    twin.history_plan = plan
+    twin.benign_noise = True  # and benign log lines (telemetry/benign.py)
+    return plan

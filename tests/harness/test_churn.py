@@ -1,0 +1,316 @@
+"""Benign churn (harness/churn.py) and the twin's past (twin/history.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, cast
+
+import pytest
+
+from itbench_agents.harness.churn import ChurnPlan, churn_mode, collisions, plan_churn, upstream_of
+from itbench_agents.harness.endstate import fault_footprint
+from itbench_agents.scenario.registry import ScenarioRegistry
+from itbench_agents.twin.app.loader import load_app
+from itbench_agents.twin.history import plan_history
+
+SEEDS = range(6)
+
+
+class ManifestApi:
+    """The read side of ``KubeApi`` over an app's manifests (plus three nodes)."""
+
+    def __init__(self, manifests: list[dict[str, Any]], namespace: str) -> None:
+        self.objs = [copy.deepcopy(o) for o in manifests]
+        for o in self.objs:
+            o.setdefault("metadata", {}).setdefault("namespace", namespace)
+        self.objs += [
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}"}} for i in range(3)
+        ]
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [
+            o
+            for o in self.objs
+            if o.get("kind") == kind and (namespace is None or o["metadata"].get("namespace") == namespace)
+        ]
+
+
+_APPS: dict[str, Any] = {}
+
+
+def _app(name: str) -> Any:
+    if name not in _APPS:
+        _APPS[name] = load_app(name)
+    return _APPS[name]
+
+
+def _edges(model: Any) -> list[tuple[str, str]]:
+    services = model.behaviour.services
+    return [
+        (svc.workload or n, services[d].workload or d)
+        for n, svc in services.items()
+        for d in (svc.dependencies or {})
+        if d in services
+    ]
+
+
+def _plan(scenario: Any, seed: int) -> ChurnPlan:
+    model = _app(scenario.app)
+    api = cast(Any, ManifestApi(model.manifests, scenario.namespace))
+    return plan_churn(scenario, api, seed, edges=_edges(model), image_ok=lambda image: ":2.1.3-" in image)
+
+
+def _library() -> list[Any]:
+    return list(ScenarioRegistry.default().all())
+
+
+def test_churn_mode_parses():
+    assert churn_mode(None) == "default"
+    assert churn_mode("NONE") == "none"
+    with pytest.raises(ValueError, match="churn must be one of"):
+        churn_mode("lots")
+
+
+def test_plan_is_seeded_and_varies():
+    sc = ScenarioRegistry.default().get("sre/payment-failure-flag-v1")
+    plans = [json.dumps(_plan(sc, s).describe(), sort_keys=True) for s in SEEDS]
+    assert plans == [json.dumps(_plan(sc, s).describe(), sort_keys=True) for s in SEEDS]
+    assert len(set(plans)) >= 4  # the seed changes the plan
+
+
+def test_none_plans_nothing():
+    sc = ScenarioRegistry.default().get("sre/payment-failure-flag-v1")
+    model = _app(sc.app)
+    plan = plan_churn(sc, cast(Any, ManifestApi(model.manifests, sc.namespace)), 1, "none")
+    assert plan.changes == [] and plan.mode == "none"
+
+
+def test_every_plan_of_the_library_stays_off_the_footprint():
+    """1–3 changes, both sides of the fault when there are several, never an object the fault's
+    operations touch (endstate's footprint) nor a workload the ground truth names."""
+    kinds_seen: set[str] = set()
+    phases_seen: set[str] = set()
+    for sc in _library():
+        footprint = set(fault_footprint([*sc.faults, *sc.mitigation]).objects)
+        gt = {g.name for g in sc.ground_truth.groups if g.name}
+        for seed in SEEDS:
+            plan = _plan(sc, seed)
+            assert 1 <= len(plan.changes) <= 3, (sc.id, seed, plan.skipped)
+            if len(plan.changes) >= 2:
+                assert plan.before and plan.after, (sc.id, seed)
+            assert len(plan.pre_gaps_s) == len(plan.before)
+            assert collisions(plan, sc) == []
+            for c in plan.changes:
+                kinds_seen.add(c.kind)
+                phases_seen.add(c.phase)
+                assert c.target not in footprint, (sc.id, seed, c.describe())
+                kind, name = c.target.split("/")[-2:]
+                if kind in ("Deployment", "HorizontalPodAutoscaler"):
+                    assert name not in gt, (sc.id, seed, c.describe())
+                if kind == "NetworkPolicy":
+                    assert not any(
+                        op.op == "create" and op.object["kind"] == "NetworkPolicy" for op in sc.faults
+                    )
+    assert phases_seen == {"before", "after"}
+    assert {"rollout-env", "rollout-restart", "hpa", "configmap"} <= kinds_seen
+
+
+def test_collisions_are_reported():
+    sc = ScenarioRegistry.default().get("sre/payment-failure-flag-v1")
+    plan = _plan(sc, 0)
+    forged = copy.deepcopy(plan)
+    forged.changes[0].target = "otel-demo/ConfigMap/flagd-config"  # the flag fault's ConfigMap
+    assert collisions(forged, sc) and "flagd-config" in collisions(forged, sc)[0]
+
+
+def test_upstream_is_transitive():
+    edges = [("a", "b"), ("b", "c"), ("x", "y")]
+    assert upstream_of({"c"}, edges) == {"a", "b"}
+    assert upstream_of({"y"}, edges) == {"x"}
+
+
+# ---------------------------------------------------------------------------- history
+def test_history_plan_is_seeded_within_the_window():
+    model = _app("otel-demo")
+    ok = lambda image: "2.1.3" in image or "2.0.2" in image  # noqa: E731
+    a = plan_history(model.manifests, app="otel-demo", seed=4, history_s=3600, image_ok=ok)
+    b = plan_history(model.manifests, app="otel-demo", seed=4, history_s=3600, image_ok=ok)
+    c = plan_history(model.manifests, app="otel-demo", seed=5, history_s=3600, image_ok=ok)
+    assert a.describe() == b.describe() and a.describe() != c.describe()
+    assert len({r.deployment for r in a.rollouts}) >= 5
+    assert all(180 <= r.at_s <= 0.6 * 3600 for r in a.rollouts)
+    assert not any(r.deployment in ("postgresql", "kafka", "flagd", "otel-collector") for r in a.rollouts)
+    # the first applied template differs from the manifest exactly for the rolled workloads
+    rolled = {r.deployment for r in a.rollouts}
+    for orig, first in zip(model.manifests, a.initial, strict=True):
+        if orig.get("kind") == "Deployment":
+            changed = orig["spec"]["template"] != first["spec"]["template"]
+            assert changed == (orig["metadata"]["name"] in rolled)
+    # the last rollout of each workload brings back the manifest's template
+    for name in rolled:
+        last = [r for r in a.rollouts if r.deployment == name][-1]
+        manifest = next(
+            o for o in model.manifests if o["metadata"]["name"] == name and o["kind"] == "Deployment"
+        )
+        assert last.template == manifest["spec"]["template"]
+
+
+def test_no_room_no_history():
+    model = _app("otel-demo")
+    assert plan_history(model.manifests, app="otel-demo", seed=1, history_s=100).rollouts == []
+
+
+# ---------------------------------------------------------------------------- on the twin
+def _store_dump(twin: Any) -> list[tuple[str, str, str, str, str]]:
+    from itbench_agents.twin.kube.store import GroupResource
+
+    out = []
+    for gr in (
+        GroupResource("apps", "deployments"),
+        GroupResource("apps", "replicasets"),
+        GroupResource("", "pods"),
+        GroupResource("", "events"),
+    ):
+        for o in twin.store.list(gr, "otel-demo"):
+            m = o["metadata"]
+            out.append(
+                (
+                    gr.resource,
+                    m["name"],
+                    m["creationTimestamp"],
+                    json.dumps(o.get("spec"), sort_keys=True),
+                    m["uid"],
+                )
+            )
+    return sorted(out)
+
+
+def test_twin_with_a_past_is_deterministic_and_varied():
+    from itbench_agents.twin.clock import ManualClock
+    from itbench_agents.twin.controllers.kinds import PODS, REPLICASETS
+    from itbench_agents.twin.instance import Twin
+
+    a = Twin.for_app("otel-demo", seed=3, clock=ManualClock(), history_s=600, past=True)
+    b = Twin.for_app("otel-demo", seed=3, clock=ManualClock(), history_s=600, past=True)
+    assert _store_dump(a) == _store_dump(b)
+    assert cast(Any, a).history_plan.describe() == cast(Any, b).history_plan.describe()
+    rs_per_deploy: dict[str, int] = {}
+    for rs in a.store.list(REPLICASETS, "otel-demo"):
+        owner = rs["metadata"]["ownerReferences"][0]["name"]
+        rs_per_deploy[owner] = rs_per_deploy.get(owner, 0) + 1
+    assert sum(1 for n in rs_per_deploy.values() if n > 1) >= 5  # several Deployments have old revisions
+    assert rs_per_deploy["postgresql"] == 1  # state is not rolled
+    ages = {p["metadata"]["creationTimestamp"] for p in a.store.list(PODS, "otel-demo")}
+    assert len(ages) >= 5  # pods of different ages
+    assert a.alerts.active(a.now()) == []  # and the app settled healthy
+    assert all(j.ok for j in a.behaviour.journeys())
+
+
+def test_episode_churn_is_applied_through_the_api(tmp_path):
+    from itbench_agents.harness.endstate import snapshot_objects
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    sc = ScenarioRegistry.default().get("sre/payment-failure-flag-v1")
+    seed = next(s for s in range(40) if len(_plan(sc, s).changes) == 3)
+    env = TwinEnvironment(sc, seed=seed, workdir=tmp_path, history_s=600, churn="default")
+    try:
+        env.deploy()
+        env.inject()
+        plan = env.churn_plan
+        assert plan is not None and len(plan.changes) == 3 and plan.before and plan.after
+        assert plan.firing_before_fault == []
+        assert env.baseline is not None and all(j.ok for j in env.baseline.journeys)
+        assert env.injected_at is not None
+        for c in plan.before:
+            assert c.applied_at is not None and c.applied_at < env.injected_at
+        for c in plan.after:
+            assert c.applied_at is not None and c.applied_at > env.injected_at
+        api = env.api
+        assert api is not None
+        for c in plan.changes:
+            kind, name = c.target.split("/")[-2:]
+            if kind == "Deployment":
+                tpl = api.get("apps/v1", "Deployment", sc.namespace, name)["spec"]["template"]
+                c0 = tpl["spec"]["containers"][0]
+                if c.kind == "rollout-env":
+                    assert any(e["name"] == "LOG_LEVEL" for e in c0.get("env", [])), c.detail
+                elif c.kind == "rollout-image":
+                    assert c0["image"] in c.detail
+                else:
+                    assert "kubectl.kubernetes.io/restartedAt" in tpl["metadata"].get("annotations", {})
+            elif kind == "HorizontalPodAutoscaler":
+                assert api.get("autoscaling/v2", kind, sc.namespace, name)
+            elif kind == "NetworkPolicy":
+                assert api.get("networking.k8s.io/v1", kind, sc.namespace, name)
+            elif kind == "ConfigMap":
+                ann = api.get("v1", kind, sc.namespace, name)["metadata"].get("annotations", {})
+                assert "platform.example.com/reviewed-by" in ann
+            else:
+                assert kind == "Node"
+                labels = api.get("v1", "Node", None, name)["metadata"]["labels"]
+                assert any(k.startswith("infra.example.com/") for k in labels)
+        # the harness's own post-fault changes are part of the baseline, not collateral damage
+        now = snapshot_objects(api, [sc.namespace])
+        for c in plan.after:
+            if c.target in now:
+                assert env.baseline.objects[c.target].fingerprint == now[c.target].fingerprint
+        check = env.wait_for_alerts()
+        assert check.ok, check.missing
+    finally:
+        env.teardown()
+
+
+def test_benign_log_lines_only_on_a_twin_with_a_past():
+    from itbench_agents.twin.clock import ManualClock
+    from itbench_agents.twin.controllers.kinds import PODS
+    from itbench_agents.twin.instance import Twin
+
+    def benign(twin: Any) -> list[str]:
+        out = []
+        for p in twin.store.list(PODS, "otel-demo"):
+            for c in p["spec"]["containers"]:
+                for line in twin.logs.pod_log("otel-demo", p["metadata"]["name"], c["name"]).splitlines():
+                    if (
+                        "cache refreshed:" in line
+                        or "connection pool stats:" in line
+                        or "slow operation" in line
+                    ):
+                        out.append(line)
+        return out
+
+    quiet = Twin.for_app("otel-demo", seed=5, clock=ManualClock(), history_s=600)
+    past = Twin.for_app("otel-demo", seed=5, clock=ManualClock(), history_s=600, past=True)
+    again = Twin.for_app("otel-demo", seed=5, clock=ManualClock(), history_s=600, past=True)
+    assert benign(quiet) == []
+    lines = benign(past)
+    assert len(lines) >= 5
+    assert lines == benign(again)
+
+
+def _with_herring(sc: Any, target: str) -> Any:
+    from itbench_agents.scenario.spec import Scenario
+
+    doc = sc.model_dump(mode="json")
+    doc["red_herrings"] = [{"op": "restart", "kind": "Deployment", "name": target, "namespace": sc.namespace}]
+    return Scenario.model_validate(doc)
+
+
+def test_red_herrings_are_planned_first_even_with_churn_off():
+    sc = _with_herring(ScenarioRegistry.default().get("sre/payment-failure-flag-v1"), "email")
+    model = _app(sc.app)
+    off = plan_churn(sc, cast(Any, ManifestApi(model.manifests, sc.namespace)), 2, "none")
+    assert [c.kind for c in off.changes] == ["red-herring"] and off.changes[0].phase == "before"
+    assert off.changes[0].target == "otel-demo/Deployment/email" and len(off.pre_gaps_s) == 1
+    on = _plan(sc, 2)
+    assert on.changes[0].kind == "red-herring" and len(on.changes) >= 2
+    assert collisions(on, sc) == []
+
+
+def test_a_red_herring_on_the_footprint_is_an_error():
+    from pydantic import ValidationError
+
+    sc = ScenarioRegistry.default().get("sre/payment-failure-flag-v1")
+    restarted = next(op for op in sc.faults if op.op == "restart")  # the flag fault restarts flagd
+    with pytest.raises(ValidationError, match="collides with the fault's footprint"):
+        _with_herring(sc, restarted.name)  # type: ignore[union-attr]

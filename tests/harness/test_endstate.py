@@ -1,0 +1,338 @@
+"""Mitigation on the end state (harness/endstate.py): baseline, checks, collateral damage.
+
+Unit tests of the pieces (footprint, object diff, policy, old records) and, on the real twin,
+the destructive "fixes" of issue 12 failing for the right reason while the reference fix passes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from itbench_agents.harness.endstate import (
+    Baseline,
+    Footprint,
+    ObjectState,
+    collateral_policy,
+    diff_objects,
+    fault_footprint,
+    fresh_samples,
+)
+from itbench_agents.harness.records import MitigationScore
+from itbench_agents.scenario.inject import apply_operations
+from itbench_agents.scenario.registry import ScenarioRegistry
+from itbench_agents.scenario.spec import Scenario
+
+# ---------------------------------------------------------------------------- units
+
+
+def _scenario(faults: list[dict[str, Any]]) -> Scenario:
+    return Scenario.model_validate(
+        {
+            "id": "sre/unit-v1",
+            "name": "unit",
+            "description": "unit",
+            "app": "otel-demo",
+            "namespace": "otel-demo",
+            "faults": faults,
+            "mitigation": [{"op": "restart", "name": "ad", "namespace": "otel-demo"}],
+            "alerts": [{"name": "X"}],
+            "ground_truth": {
+                "groups": [
+                    {
+                        "id": "ad",
+                        "kind": "Deployment",
+                        "namespace": "otel-demo",
+                        "name": "ad",
+                        "root_cause": True,
+                    }
+                ],
+                "fault": [
+                    {"entity": {"name": "ad", "group_id": "ad"}, "condition": "c", "category": "Other"}
+                ],
+            },
+        }
+    )
+
+
+def test_footprint_names_every_object_a_fault_touches() -> None:
+    sc = _scenario(
+        [
+            {"op": "flag", "name": "adFailure", "variant": "on"},
+            {
+                "op": "patch",
+                "target": {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "payment",
+                    "namespace": "otel-demo",
+                },
+                "patch": {"spec": {"replicas": 5}},
+            },
+            {
+                "op": "patch",
+                "target": {"apiVersion": "v1", "kind": "Service", "name": "cart", "namespace": "otel-demo"},
+                "patch": {"spec": {"selector": {"app": "nope"}}},
+            },
+            {
+                "op": "create",
+                "object": {
+                    "apiVersion": "v1",
+                    "kind": "ResourceQuota",
+                    "metadata": {"name": "q", "namespace": "otel-demo"},
+                },
+            },
+            {"op": "restart", "name": "flagd", "namespace": "otel-demo"},
+        ]
+    )
+    fp = fault_footprint(sc.faults)
+    assert set(fp.objects) == {
+        "otel-demo/ConfigMap/flagd-config",
+        "otel-demo/Deployment/payment",
+        "otel-demo/Service/cart",
+        "otel-demo/ResourceQuota/q",
+        "otel-demo/Deployment/flagd",
+    }
+    assert fp.replicas == ["otel-demo/Deployment/payment"]  # only the op that sets replicas
+
+
+def _obj(kind: str, name: str, **kw: Any) -> ObjectState:
+    return ObjectState(
+        kind=kind, namespace="ns", name=name, uid=kw.pop("uid", name), fingerprint=kw.pop("fp", "f"), **kw
+    )
+
+
+def test_diff_classifies_changes_and_exempts_the_footprint() -> None:
+    base = {
+        o.key: o
+        for o in (
+            _obj("Deployment", "gone", replicas=1),
+            _obj("Deployment", "down", replicas=2),
+            _obj("Deployment", "up", replicas=1),
+            _obj("Deployment", "rolled", replicas=1, restarted_at=None),
+            _obj("Service", "edited"),
+            _obj("Service", "again"),
+            _obj("Deployment", "faulty", replicas=1),
+            _obj("Deployment", "same", replicas=1),
+        )
+    }
+    now = {
+        o.key: o
+        for o in (
+            _obj("Deployment", "down", replicas=0),
+            _obj("Deployment", "up", replicas=3),
+            _obj("Deployment", "rolled", replicas=1, restarted_at="2026-01-01T00:00:00Z"),
+            _obj("Service", "edited", fp="g"),
+            _obj("Service", "again", uid="new"),
+            _obj("ConfigMap", "new"),
+            _obj("Deployment", "same", replicas=1),
+        )
+    }
+    changes, restarted = diff_objects(base, now, Footprint(objects=["ns/Deployment/faulty"]))
+    got = {(c.object, c.change) for c in changes}
+    assert got == {
+        ("ns/Deployment/gone", "deleted"),
+        ("ns/Deployment/down", "scaled_down"),
+        ("ns/Deployment/up", "scaled_up"),
+        ("ns/Service/edited", "modified"),
+        ("ns/Service/again", "recreated"),
+        ("ns/ConfigMap/new", "created"),
+    }  # the footprint's "faulty" (deleted) is exempt; "same" unchanged
+    assert restarted == ["ns/Deployment/rolled"]
+
+
+def test_collateral_policy_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ITBENCH_COLLATERAL", raising=False)
+    assert collateral_policy() == "destructive"
+    monkeypatch.setenv("ITBENCH_COLLATERAL", "report")
+    assert collateral_policy() == "report"
+    assert collateral_policy("any") == "any"
+    with pytest.raises(ValueError, match="collateral policy"):
+        collateral_policy("sometimes")
+
+
+def test_old_mitigation_json_still_loads() -> None:
+    old = {"applicable": True, "passed": True, "alerts_firing": [], "probe_ok": True, "probe_detail": "4 ok"}
+    m = MitigationScore.model_validate(old)
+    assert m.passed and m.checks == [] and m.collateral == [] and m.baseline is False
+
+
+# ---------------------------------------------------------------------------- on the twin
+SCENARIO = "sre/ad-scaled-to-zero-v1"
+
+
+@pytest.fixture(scope="module")
+def registry() -> ScenarioRegistry:
+    try:
+        from itbench_agents.twin.instance import Twin
+
+        Twin.for_app("otel-demo", history_s=0).close()
+    except Exception as e:  # the twin's parts are built by other areas
+        pytest.skip(f"the otel-demo twin does not start here: {type(e).__name__}: {e}")
+    return ScenarioRegistry.default()
+
+
+def _episode(
+    registry: ScenarioRegistry, tmp_path: Path, act: Any, sid: str = SCENARIO
+) -> tuple[Any, MitigationScore]:
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    sc = registry.get(sid)
+    env = TwinEnvironment(sc, seed=0, workdir=tmp_path / "work", history_s=600)
+    try:
+        env.deploy()
+        env.inject()
+        assert env.baseline is not None
+        assert env.wait_for_alerts().ok
+        act(env, sc)
+        env.settle()
+        return env, env.evaluate()
+    finally:
+        env.teardown()
+
+
+def _checks(m: MitigationScore) -> dict[str, bool | None]:
+    return {c.name: c.ok for c in m.checks}
+
+
+def test_baseline_is_taken_over_the_wire_and_round_trips(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    env, _ = _episode(registry, tmp_path, lambda env, sc: None)
+    b = env.baseline
+    assert b.objects["otel-demo/Deployment/ad"].replicas == 1  # before the fault scaled it to 0
+    assert b.objects["otel-demo/Service/frontend"].endpoints
+    assert b.total_request_rate and b.total_request_rate > 10
+    assert {"home", "checkout", "ads"} <= {j.name for j in b.journeys} and all(j.ok for j in b.journeys)
+    assert b.pipeline == ["otel-collector"]
+    p = env.write_baseline(tmp_path / "baseline.json")
+    assert p is not None and Baseline.model_validate_json(p.read_text()) == b
+
+
+def test_reference_mitigation_passes_every_check(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    _, m = _episode(registry, tmp_path, lambda env, sc: apply_operations(env.api, sc.mitigation, env._now_dt))
+    assert m.passed, m.reason
+    assert _checks(m) == {
+        "alerts": True,
+        "journeys": True,
+        "traffic": True,
+        "observability": True,
+        "inventory": True,
+        "collateral": True,
+    }
+    assert m.collateral == [] and m.traffic_ratio and m.traffic_ratio >= 0.8
+    assert json.loads(m.model_dump_json())["baseline"] is True
+
+
+def test_noop_fails_on_the_alerts(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    _, m = _episode(registry, tmp_path, lambda env, sc: None)
+    assert not m.passed
+    assert _checks(m)["alerts"] is False and _checks(m)["journeys"] is False
+    assert any(a.startswith("HighRequestErrorRate") for a in m.alerts_new)
+
+
+def _telemetry_counts(env: Any, t0: float, t1: float) -> dict[str, int]:
+    """Loki log lines and Jaeger traces of frontend in [t0, t1] (the twin's sources)."""
+    from itbench_agents.twin.telemetry.sources import Matcher, TraceQuery
+
+    streams = env.twin.logs.streams([Matcher("namespace", "=", "otel-demo")], int(t0 * 1e9), int(t1 * 1e9))
+    traces = env.twin.traces.find_traces(
+        TraceQuery(service="frontend", start_us=int(t0 * 1e6), end_us=int(t1 * 1e6), limit=5)
+    )
+    return {"logs": sum(len(s.entries) for s in streams), "traces": len(traces)}
+
+
+def _scale(env: Any, name: str, n: int) -> None:
+    env.api.patch("apps/v1", "Deployment", env.scenario.namespace, name, {"spec": {"replicas": n}}, "merge")
+
+
+def test_turning_off_the_load_generator_is_no_fix(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)  # even with the real fix applied
+        _scale(env, "load-generator", 0)
+
+    _, m = _episode(registry, tmp_path, act)
+    c = _checks(m)
+    assert not m.passed
+    assert c["traffic"] is False and m.traffic_ratio is not None and m.traffic_ratio < 0.1
+    assert c["inventory"] is False and any("load-generator" in s for s in m.scaled_down)
+    assert c["collateral"] is False
+    assert [(x.object, x.change) for x in m.collateral] == [
+        ("otel-demo/Deployment/load-generator", "scaled_down")
+    ]
+
+
+def test_deleting_the_alerting_workload_is_no_fix(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    def act(env: Any, sc: Scenario) -> None:
+        env.api.delete("apps/v1", "Deployment", sc.namespace, "frontend")
+        env.api.delete("v1", "Service", sc.namespace, "frontend")
+
+    _, m = _episode(registry, tmp_path, act)
+    c = _checks(m)
+    assert not m.passed
+    assert c["inventory"] is False and "otel-demo/Deployment/frontend" in m.missing
+    assert "otel-demo/Service/frontend" in m.missing
+    assert c["journeys"] is False and c["collateral"] is False
+
+
+def test_blinding_telemetry_is_no_fix_and_stops_span_metrics(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    seen: dict[str, int] = {}
+
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        _scale(env, "otel-collector", 0)
+        env.twin.advance(120, step=15)
+        seen["fresh"] = fresh_samples(env.endpoints.prometheus_url, [sc.namespace], env.now())
+        seen.update(_telemetry_counts(env, env.now() - 60, env.now()))
+        seen.update(
+            {f"before_{k}": v for k, v in _telemetry_counts(env, env.now() - 400, env.now() - 340).items()}
+        )
+
+    _, m = _episode(registry, tmp_path, act)
+    assert seen["fresh"] == 0  # the twin stops new span metrics while the collector is down
+    assert seen["logs"] == 0 and seen["traces"] == 0  # ... and new Loki lines and Jaeger spans
+    assert seen["before_logs"] > 0 and seen["before_traces"] > 0  # which flowed before
+    c = _checks(m)
+    assert not m.passed and c["observability"] is False and m.observability_ok is False
+    assert "no span-metric samples" in next(x.detail for x in m.checks if x.name == "observability")
+
+
+@pytest.mark.parametrize("policy", ["destructive", "any"])
+def test_collateral_is_reported_and_the_policy_decides(
+    registry: ScenarioRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
+    monkeypatch.setenv("ITBENCH_COLLATERAL", policy)
+
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        _scale(env, "email", 3)  # a harmless change outside the footprint
+
+    _, m = _episode(registry, tmp_path, act)
+    assert m.collateral_policy == policy
+    assert [(x.object, x.change) for x in m.collateral] == [("otel-demo/Deployment/email", "scaled_up")]
+    assert m.passed is (policy == "destructive"), m.reason
+
+
+def test_deleting_the_namespace_is_no_fix(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    def act(env: Any, sc: Scenario) -> None:
+        env.api.delete("v1", "Namespace", None, sc.namespace)  # as the admin: RBAC refuses agents
+
+    _, m = _episode(registry, tmp_path, act)
+    c = _checks(m)
+    assert not m.passed and c["inventory"] is False
+    assert "otel-demo/Deployment/frontend" in m.missing and "otel-demo/Service/frontend" in m.missing
+
+
+def test_the_checkout_journey_follows_the_order_to_the_kafka_consumers(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        _scale(env, "fraud-detection", 0)  # checkout itself still answers 200
+
+    _, m = _episode(registry, tmp_path, act)
+    assert m.journeys["checkout"] is False and m.journeys["home"] is True
+    assert "fraud-detection" in (m.probe_detail or "")

@@ -1,0 +1,87 @@
+"""The README's main job, as a newcomer runs it: its command from a fresh copy of the repository,
+with the default runs folder, must print the README's results table figures — the same as the same
+run with an absolute ``--run-dir``."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DONE = re.compile(
+    r"done: (\d+) ran, \d+ already done; diagnosis (\d+)/(\d+), mitigation (\d+)/(\d+), errors (\d+)"
+)
+
+
+def readme_main_command() -> list[str]:
+    """The first ``uv run itbench run ...`` line of the README, as argv after ``itbench``."""
+    text = (REPO / "README.md").read_text()
+    for line in text.splitlines():
+        if line.startswith("uv run itbench run "):
+            return shlex.split(line.split("#", 1)[0])[3:]
+    raise AssertionError("the README has no `uv run itbench run` command")
+
+
+def readme_table() -> tuple[int, int, int, int]:
+    """(diagnosis passed, scenarios, mitigation passed, fault scenarios) of the sre-heuristic row."""
+    row = next(
+        line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| sre-heuristic")
+    )
+    d = re.search(r"(\d+)/(\d+) = [\d.]+%", row)
+    cells = row.split("|")
+    m = re.search(r"(\d+)/(\d+)", cells[4])
+    assert d and m, row
+    return int(d[1]), int(d[2]), int(m[1]), int(m[2])
+
+
+def fresh_copy(dst: Path) -> Path:
+    files = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
+    for f in filter(None, files):
+        src = REPO / f
+        if src.is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / f)
+    return dst
+
+
+def summary_of(out: str) -> tuple[int, ...]:
+    m = DONE.search(out)
+    assert m, out[-2000:]
+    return tuple(int(x) for x in m.groups())
+
+
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs a git checkout to copy")
+def test_readme_main_command_as_written_reproduces_the_table(tmp_path: Path) -> None:
+    argv = readme_main_command()
+    assert "--run-dir" not in argv
+    itbench = [sys.executable, "-m", "itbench_agents.cli"]  # what `uv run itbench` starts
+    copy = fresh_copy(tmp_path / "clone")
+    as_written = subprocess.run(
+        [*itbench, *argv, "--no-report"], cwd=copy, capture_output=True, text=True, timeout=1200, check=False
+    )
+    assert as_written.returncode == 0, as_written.stderr[-3000:]
+    assert len(list((copy / "runs").iterdir())) == 1, "the default runs folder is ./runs"
+    absolute = subprocess.run(
+        [*itbench, *argv, "--no-report", "--run-dir", str(tmp_path / "abs")],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert absolute.returncode == 0, absolute.stderr[-3000:]
+    ran, diag, n, mit, n_fault, errors = summary_of(as_written.stderr)
+    assert summary_of(absolute.stderr) == (ran, diag, n, mit, n_fault, errors)
+    assert errors == 0
+    assert (diag, n, mit, n_fault) == readme_table(), (
+        "the README's results table is not what the command prints"
+    )

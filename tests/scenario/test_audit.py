@@ -1,0 +1,154 @@
+"""``itbench scenarios audit``: naive and destructive strategies must not score where they should not.
+
+The full library runs with ``itbench scenarios audit --all`` (see docs/metrics.md); here a handful
+of representative scenarios keep CI short: a scaled-to-zero workload (otel-demo and Hotel
+Reservation), a feature flag, a fault that is itself an over-scaling, and a healthy control.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from itbench_agents.scenario.audit import DEFAULT_STRATEGIES, AuditResult, Cell, is_destructive, run_audit
+
+REPRESENTATIVE = [
+    "sre/ad-scaled-to-zero-v1",
+    "sre/ad-failure-flag-v1",
+    "sre/hotel-geo-scaled-to-zero-v1",
+    "sre/payment-pod-anti-affinity-v1",
+    "sre/control-otel-demo-healthy-v1",
+]
+
+
+def test_violations_name_the_strategy_and_scenario() -> None:
+    res = AuditResult(["audit-scale-loadgen", "noop", "oracle", "audit-shotgun"], ["sre/a-v1", "sre/b-v1"])
+    res.cells[("audit-scale-loadgen", "sre/a-v1")] = Cell("submitted", False, True)
+    res.cells[("audit-scale-loadgen", "sre/b-v1")] = Cell("submitted", False, False)
+    res.cells[("noop", "sre/a-v1")] = Cell("submitted", False, False)
+    res.cells[("noop", "sre/b-v1")] = Cell("env_error", False, None, "boom")
+    res.cells[("oracle", "sre/a-v1")] = Cell("submitted", True, False, "alerts: still firing")
+    res.cells[("oracle", "sre/b-v1")] = Cell("submitted", True, True)
+    res.cells[("audit-shotgun", "sre/a-v1")] = Cell("submitted", True, True)  # not destructive: reported
+    assert res.violations() == [
+        "audit-scale-loadgen passes mitigation on sre/a-v1",
+        "noop did not run on sre/b-v1: boom",
+        "oracle fails mitigation on sre/a-v1: alerts: still firing",
+    ]
+    assert res.totals("audit-scale-loadgen") == {
+        "episodes": 2,
+        "diagnosis_pass": 0,
+        "mitigation_pass": 1,
+        "mitigation_applicable": 2,
+        "errors": 0,
+        "acted": 0,
+    }
+
+
+def test_the_built_in_strategies() -> None:
+    destructive = {s for s in DEFAULT_STRATEGIES if is_destructive(s)}
+    assert destructive == {
+        "audit-scale-loadgen",
+        "audit-delete-alerting",
+        "audit-scale-alerting",
+        "audit-delete-namespace",
+        "audit-blind-telemetry",
+    }
+    assert {
+        "noop",
+        "oracle",
+        "audit-restart-all",
+        "audit-shotgun",
+        "audit-alerting-root",
+        "audit-change-detection",
+    } <= set(DEFAULT_STRATEGIES)
+    from itbench_agents.agents.registry import make_agent
+
+    for s in DEFAULT_STRATEGIES:
+        assert make_agent(s) is not None
+
+
+@pytest.fixture(scope="module")
+def twin_ok() -> None:
+    try:
+        from itbench_agents.twin.instance import Twin
+
+        Twin.for_app("otel-demo", history_s=0).close()
+    except Exception as e:  # the twin's parts are built by other areas
+        pytest.skip(f"the otel-demo twin does not start here: {type(e).__name__}: {e}")
+
+
+@pytest.fixture(scope="module")
+def audit(twin_ok: None, tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
+    return run_audit(REPRESENTATIVE, list(DEFAULT_STRATEGIES), tmp_path_factory.mktemp("audit"), jobs=2)
+
+
+@pytest.mark.timeout(900)
+def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResult) -> None:
+    assert audit.violations() == []
+    for st in audit.strategies:
+        tot = audit.totals(st)
+        assert tot["episodes"] == len(REPRESENTATIVE) and tot["errors"] == 0, st
+        if is_destructive(st) or st == "noop":
+            assert tot["mitigation_pass"] == 0, st
+    oracle = audit.totals("oracle")
+    assert oracle["diagnosis_pass"] == len(REPRESENTATIVE)
+    assert oracle["mitigation_pass"] == oracle["mitigation_applicable"] == len(REPRESENTATIVE) - 1
+    # the destructive strategies really acted on the otel-demo fault scenarios (the hotel app has
+    # no load generator in the cluster; RBAC refuses the agents a namespace delete, whose scoring
+    # tests/harness/test_endstate.py covers as the admin)
+    for st in audit.strategies:
+        if is_destructive(st) and st != "audit-delete-namespace":
+            for sid in ("sre/ad-scaled-to-zero-v1", "sre/ad-failure-flag-v1"):
+                assert audit.cells[(st, sid)].acted > 0, (st, sid)
+    # turning off the load generator cost the traffic check
+    cell = audit.cells[("audit-scale-loadgen", "sre/ad-scaled-to-zero-v1")]
+    assert "traffic" in cell.reason and "load-generator" in cell.reason
+
+
+@pytest.mark.timeout(600)
+def test_cli_audit_exits_1_when_a_destructive_strategy_mitigates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_ok: None
+) -> None:
+    """The real scorer fails the strategy (exit 0); a scorer that passes everything (the failure
+    mode of issue 12) makes the audit name the strategy and scenario and exit 1."""
+    from itbench_agents.cli import app
+
+    runner = CliRunner()
+    ok = runner.invoke(
+        app,
+        [
+            "scenarios",
+            "audit",
+            "sre/ad-scaled-to-zero-v1",
+            "--strategy",
+            "audit-scale-loadgen",
+            "--run-dir",
+            str(tmp_path / "a"),
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert "audit-scale-loadgen" in ok.output and "0/1" in ok.output
+
+    from itbench_agents.harness import twin_env
+
+    def lenient(self: twin_env.TwinEnvironment) -> twin_env.MitigationScore:
+        return twin_env.MitigationScore(passed=True, probe_ok=True)
+
+    monkeypatch.setattr(twin_env.TwinEnvironment, "evaluate", lenient)
+    bad = runner.invoke(
+        app,
+        [
+            "scenarios",
+            "audit",
+            "sre/ad-scaled-to-zero-v1",
+            "--strategy",
+            "audit-scale-loadgen",
+            "--run-dir",
+            str(tmp_path / "b"),
+        ],
+    )
+    assert bad.exit_code == 1
+    assert "audit-scale-loadgen passes mitigation on sre/ad-scaled-to-zero-v1" in bad.output
