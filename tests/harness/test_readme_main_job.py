@@ -60,6 +60,7 @@ def summary_of(out: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups())
 
 
+@pytest.mark.timeout(2400)  # two runs of the whole SRE suite on 2 cores
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs a git checkout to copy")
 def test_readme_main_command_as_written_reproduces_the_table(tmp_path: Path) -> None:
     argv = readme_main_command()
