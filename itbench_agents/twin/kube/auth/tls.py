@@ -194,25 +194,8 @@ def kubeconfig_yaml(
     context: str = "itbench-twin",
 ) -> str:
     """A kubeconfig with a bearer token (and the twin's CA when ``tls`` is given)."""
-    ca = f"    certificate-authority-data: {tls.ca_data}\n" if tls is not None else ""
-    return (
-        "apiVersion: v1\n"
-        "kind: Config\n"
-        "clusters:\n"
-        f"- name: {context}\n"
-        "  cluster:\n"
-        f"    server: {server}\n"
-        f"{ca}"
-        "contexts:\n"
-        f"- name: {context}\n"
-        "  context:\n"
-        f"    cluster: {context}\n"
-        f"    user: {context}\n"
-        f"    namespace: {namespace}\n"
-        f"current-context: {context}\n"
-        "users:\n"
-        f"- name: {context}\n"
-        "  user:\n"
-        f"    token: {token}\n"
-        "preferences: {}\n"
+    from ...endpoints import kubeconfig_yaml as _kubeconfig
+
+    return _kubeconfig(
+        server, context=context, namespace=namespace, token=token, ca_data=tls.ca_data if tls else None
     )
