@@ -1,14 +1,29 @@
-"""``itbench scenarios list|show|validate``."""
+"""``itbench scenarios list|show|validate|audit``."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 scenarios_app = typer.Typer(help="List, show and validate scenarios.", no_args_is_help=True)
+
+
+def _chosen(ids: list[str] | None, all_: bool) -> list[Any]:
+    """The scenarios named on the command line (or every one with ``--all``); exit 2 otherwise."""
+    from .registry import UnknownScenarioError
+
+    if not ids and not all_:
+        typer.echo("error: name scenario ids or pass --all", err=True)
+        raise typer.Exit(2)
+    reg = _registry()
+    try:
+        return list(reg.all() if all_ else reg.select(ids=ids or []))
+    except UnknownScenarioError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _registry():  # type: ignore[no-untyped-def]
@@ -115,18 +130,9 @@ def validate_cmd(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .registry import UnknownScenarioError
     from .validate import validate_by_id
 
-    if not ids and not all_:
-        typer.echo("error: name scenario ids or pass --all", err=True)
-        raise typer.Exit(2)
-    reg = _registry()
-    try:
-        scenarios = reg.all() if all_ else reg.select(ids=ids or [])
-    except UnknownScenarioError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
+    scenarios = _chosen(ids, all_)
     console = Console(stderr=True)
     results = []
     from ..harness.churn import CHURN_MODES
@@ -216,17 +222,8 @@ def audit_cmd(
     from rich.table import Table
 
     from .audit import DEFAULT_STRATEGIES, is_destructive, mark, run_audit
-    from .registry import UnknownScenarioError
 
-    if not ids and not all_:
-        typer.echo("error: name scenario ids or pass --all", err=True)
-        raise typer.Exit(2)
-    reg = _registry()
-    try:
-        scenarios = reg.all() if all_ else reg.select(ids=ids or [])
-    except UnknownScenarioError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
+    scenarios = _chosen(ids, all_)
     strategies = list(strategy or DEFAULT_STRATEGIES)
     from ..agents.registry import UnknownAgentError, entry
 

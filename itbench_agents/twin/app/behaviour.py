@@ -58,7 +58,6 @@ from .cluster import (
     resolve_env,
 )
 from .model import AppModel
-from .network import connect
 from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
 
 if TYPE_CHECKING:
@@ -611,6 +610,8 @@ class BehaviourModel:
     # ------------------------------------------------------------------ functional probe
     def probe(self, now: float | None = None) -> ProbeResult:
         """An end-to-end user request through the entry service: does it succeed in time?"""
+        from .journeys import front_door_error
+
         with self.twin.lock:
             t = self.twin.scheduler.now() if now is None else now
             view, fx = self._view_and_effects(t)
@@ -620,15 +621,7 @@ class BehaviourModel:
             load_deps = b.services[b.load.service].dependencies
             for s, o in b.probe.operations:
                 out = result.outcomes[(s, o)]
-                reach = 1.0
-                why = ""
-                if s in load_deps:
-                    conn = connect(view, None, s, load_deps[s], {})
-                    reach = conn.reach
-                    why = conn.symptoms[0][1] if conn.symptoms else ""
-                elif not view.serving(s):
-                    reach, why = 0.0, f"{s} has no ready pods"
-                err = 1 - reach * (1 - out.err)
+                err, why = front_door_error(view, load_deps, s, out.err)
                 if err > b.probe.max_error_ratio:
                     first = why or next((m for _, m, r, _ in out.symptoms if r > 0), "")
                     return ProbeResult(False, f"{s} {o}: {err:.0%} of requests fail: {first}".rstrip(": "))

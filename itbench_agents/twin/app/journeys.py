@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -101,6 +101,19 @@ def pipeline_services(app: AppModel | None) -> list[str]:
         return []
 
 
+def front_door_error(view: Any, load_deps: dict[str, Any], service: str, own_err: float) -> tuple[float, str]:
+    """Error ratio of a request to ``service`` as the load generator sees it — the share that
+    cannot reach it (or none reach: no ready pods) plus its own errors — and the first reason."""
+    reach, reason = 1.0, ""
+    if service in load_deps:
+        conn = connect(view, None, service, load_deps[service], {})
+        reach = conn.reach
+        reason = conn.symptoms[0][1] if conn.symptoms else ""
+    elif not view.serving(service):
+        reach, reason = 0.0, f"{service} has no ready pods"
+    return 1 - reach * (1 - own_err), reason
+
+
 def probe_journeys(model: BehaviourModel, now: float | None = None) -> list[JourneyResult]:
     """Probe every journey of the app on the cluster state at ``now`` (default: the twin's now)."""
     b = model.app.behaviour
@@ -120,14 +133,7 @@ def probe_journeys(model: BehaviourModel, now: float | None = None) -> list[Jour
                 if outcome is None:
                     failed = f"{s} {o}: no such operation"
                     break
-                reach, reason = 1.0, ""
-                if s in load_deps:
-                    conn = connect(view, None, s, load_deps[s], {})
-                    reach = conn.reach
-                    reason = conn.symptoms[0][1] if conn.symptoms else ""
-                elif not view.serving(s):
-                    reach, reason = 0.0, f"{s} has no ready pods"
-                err = 1 - reach * (1 - outcome.err)
+                err, reason = front_door_error(view, load_deps, s, outcome.err)
                 worst_err = max(worst_err, err)
                 worst_p95 = max(worst_p95, outcome.p95)
                 if err > b.probe.max_error_ratio:

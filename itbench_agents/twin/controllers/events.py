@@ -98,10 +98,7 @@ def record_event(
     store = twin.store
     meta = involved.get("metadata", {})
     namespace = meta.get("namespace") or "default"
-    ns_obj = store.get(NAMESPACES, "", namespace)
-    if ns_obj is None or ns_obj.get("metadata", {}).get("deletionTimestamp"):
-        return None
-    if ns_obj.get("status", {}).get("phase") == "Terminating":
+    if not _accepts_events(store, namespace):
         return None
     now = twin.now()
     ts = rfc3339(now)
@@ -173,16 +170,21 @@ def record_event(
 CONTROL_PLANE_HOST = "twin-control-plane"
 
 
+def _accepts_events(store: Any, namespace: str) -> bool:
+    """False when the namespace is gone or terminating (the apiserver refuses new objects there)."""
+    ns_obj = store.get(NAMESPACES, "", namespace)
+    if ns_obj is None or ns_obj.get("metadata", {}).get("deletionTimestamp"):
+        return False
+    return bool(ns_obj.get("status", {}).get("phase") != "Terminating")
+
+
 def _record_series_event(
     twin: Twin, involved: Obj, reason: str, message: str, type: str, component: str, action: str
 ) -> Obj | None:
     store = twin.store
     meta = involved.get("metadata", {})
     namespace = meta.get("namespace") or "default"
-    ns_obj = store.get(NAMESPACES, "", namespace)
-    if ns_obj is None or ns_obj.get("metadata", {}).get("deletionTimestamp"):
-        return None
-    if ns_obj.get("status", {}).get("phase") == "Terminating":
+    if not _accepts_events(store, namespace):
         return None
     now = twin.now()
     rec = _recorder(twin)

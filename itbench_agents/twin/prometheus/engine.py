@@ -801,28 +801,10 @@ class Engine:
         )
 
     def instant(self, query: str, t_ms: int) -> QueryResult:
-        try:
-            return self._instant(query, t_ms)
-        except RecursionError:
-            raise PromQLError(
-                f'invalid parameter "query": 1:1: parse error: the expression nests more than '
-                f"{MAX_DEPTH} levels deep",
-                "bad_data",
-            ) from None
-        except (OverflowError, ValueError, MemoryError) as exc:  # e.g. `x @ 1e300`: out-of-range times
-            raise PromQLError(f"query evaluation failed: value out of range ({exc})") from None
+        return _as_promql_error(self._instant, query, t_ms)
 
     def range(self, query: str, start_ms: int, end_ms: int, step_ms: int) -> QueryResult:
-        try:
-            return self._range(query, start_ms, end_ms, step_ms)
-        except RecursionError:
-            raise PromQLError(
-                f'invalid parameter "query": 1:1: parse error: the expression nests more than '
-                f"{MAX_DEPTH} levels deep",
-                "bad_data",
-            ) from None
-        except (OverflowError, ValueError, MemoryError) as exc:  # e.g. `x @ 1e300`: out-of-range times
-            raise PromQLError(f"query evaluation failed: value out of range ({exc})") from None
+        return _as_promql_error(self._range, query, start_ms, end_ms, step_ms)
 
     def _instant(self, query: str, t_ms: int) -> QueryResult:
         from .durations import rewrite
@@ -919,3 +901,17 @@ class Engine:
 
 def _sort_key(labels: Labels) -> list[tuple[str, str]]:
     return sorted(labels.items())
+
+
+def _as_promql_error(fn: Callable[..., QueryResult], *args: Any) -> QueryResult:
+    """``fn(*args)`` with Python's own failures turned into Prometheus-style errors."""
+    try:
+        return fn(*args)
+    except RecursionError:
+        raise PromQLError(
+            f'invalid parameter "query": 1:1: parse error: the expression nests more than '
+            f"{MAX_DEPTH} levels deep",
+            "bad_data",
+        ) from None
+    except (OverflowError, ValueError, MemoryError) as exc:  # e.g. `x @ 1e300`: out-of-range times
+        raise PromQLError(f"query evaluation failed: value out of range ({exc})") from None
