@@ -63,6 +63,7 @@ for _name, _factory, _destructive, _what in (
     ("audit-shotgun", "make_shotgun", False, "names every workload as a root cause"),
     ("audit-alerting-root", "make_alerting_root", False, "names the alerting services as root cause"),
     ("audit-change-detection", "make_change_detection", False, "names every recent change (no alerts)"),
+    ("audit-undo-changes", "make_undo_changes", False, "undoes every recent change it finds"),
 ):
     register(
         _name,

@@ -97,6 +97,9 @@ class Finding:
     reason: str
     fixes: list[tuple[str, str | None]] = field(default_factory=list)
     """kubectl commands (and stdin) that undo the change."""
+    weak: bool = False
+    """A change that looks like everyday work (a healthy rollout, a new HPA or NetworkPolicy): undone
+    only for the deepest unhealthy service, or when nothing stronger was found."""
 
 
 @dataclass
@@ -404,6 +407,7 @@ class HeuristicAgent:
                         name,
                         f"{name}'s pod template changed after the app was deployed",
                         [(f"rollout undo {lower}/{name} -n {ns}", None)],
+                        weak=True,
                     )
                 )
         return out
@@ -525,13 +529,18 @@ class HeuristicAgent:
             for obj in c.of(plural):
                 if self._recent(c, obj):
                     name = obj["metadata"]["name"]
-                    target = (obj.get("spec", {}).get("scaleTargetRef") or {}).get("name")
+                    spec = obj.get("spec", {})
+                    selected = list(((spec.get("podSelector") or {}).get("matchLabels") or {}).values())
+                    target = (spec.get("scaleTargetRef") or {}).get("name") or (
+                        selected[0] if selected else None
+                    )
                     out.append(
                         Finding(
                             f"{ns}/{kind}/{name}",
                             target,
                             f"{kind} {name} was created after the app was deployed",
                             [(f"delete {plural} {name} -n {ns}", None)],
+                            weak=kind != "ResourceQuota",
                         )
                     )
         return out
@@ -608,16 +617,25 @@ class HeuristicAgent:
         self.calls += 1
         cluster = self.read_cluster(ctx, ns, events)
         findings = self.findings(cluster, sorted({p for p, _, _ in edges} | {ch for _, ch, _ in edges}))
-        unhealthy = set(alerting) | {f.service for f in findings if f.service}
+        troubled = set(alerting)
         for _kind, wl in self._workloads(cluster):
             if (wl.get("status", {}).get("readyReplicas") or 0) < (
                 wl.get("spec", {}).get("replicas", 1) or 0
             ):
-                unhealthy.add(wl["metadata"]["name"])
+                troubled.add(wl["metadata"]["name"])
+        unhealthy = troubled | {f.service for f in findings if f.service}
         deepest, path = self.deepest_unhealthy(alerting, edges, unhealthy)
         # Findings on the unhealthy path first; otherwise every finding (several faults can be active).
         on_path = [f for f in findings if f.service and f.service in path]
         chosen = on_path + [f for f in findings if f not in on_path]
+        # Only implicated changes are undone: a healthy release off the alerting path is left alone
+        # (rolling back everything that changed is collateral damage, docs/metrics.md).
+        strong = [f for f in findings if not f.weak]
+        to_fix = (
+            strong + [f for f in findings if f.weak and deepest and f.service == deepest]
+            or [f for f in on_path if f.service in troubled]
+            or on_path
+        )
         entities = [
             DiagnosisEntity(name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason)
             for f in chosen
@@ -656,26 +674,7 @@ class HeuristicAgent:
         events({"type": "agent_message", "content": {"diagnosis": diag.model_dump(), "path": path}})
         actions_before = 0
         if "mitigation" in task.kind:
-            ctx.phase = "mitigation"
-            kubectl = get_tool("kubectl")
-            done: set[str] = set()
-            for f in chosen:
-                for cmd, stdin in f.fixes:
-                    if cmd in done:
-                        continue
-                    done.add(cmd)
-                    self.calls += 1
-                    args: dict[str, Any] = {"command": cmd, **({"stdin": stdin} if stdin else {})}
-                    events({"type": "tool_call", "tool": "kubectl", "args": args})
-                    res = kubectl.invoke(ctx, args)
-                    events(
-                        {
-                            "type": "observation",
-                            "tool": "kubectl",
-                            "content": res.output,
-                            "error": res.output if res.error else None,
-                        }
-                    )
+            self.calls += apply_fixes(ctx, to_fix, events)
             actions_before = len(ctx.actions)
         return AgentOutput(
             diagnosis=diag,
@@ -690,6 +689,30 @@ class HeuristicAgent:
                 "actions": actions_before,
             },
         )
+
+
+def apply_fixes(ctx: ToolContext, findings: list[Finding], events: EventSink) -> int:
+    """Run each finding's kubectl fixes once (mitigation phase); returns the calls made."""
+    ctx.phase = "mitigation"
+    kubectl = get_tool("kubectl")
+    done: set[str] = set()
+    for f in findings:
+        for cmd, stdin in f.fixes:
+            if cmd in done:
+                continue
+            done.add(cmd)
+            args: dict[str, Any] = {"command": cmd, **({"stdin": stdin} if stdin else {})}
+            events({"type": "tool_call", "tool": "kubectl", "args": args})
+            res = kubectl.invoke(ctx, args)
+            events(
+                {
+                    "type": "observation",
+                    "tool": "kubectl",
+                    "content": res.output,
+                    "error": res.output if res.error else None,
+                }
+            )
+    return len(done)
 
 
 def make_agent(config: AgentConfig) -> HeuristicAgent:

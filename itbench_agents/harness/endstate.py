@@ -29,8 +29,9 @@ holds (each is reported on its own in ``mitigation.json``):
                   workload's replicas: the fault was the scaling itself);
 ``collateral``    objects changed or deleted that are not in the fault's footprint; whether this
                   fails mitigation is the collateral policy (``ITBENCH_COLLATERAL``): ``report``
-                  (never), ``destructive`` (default: deleting or scaling down a workload outside
-                  the footprint fails), ``any`` (any collateral change fails).
+                  (never), ``destructive`` (default: outside the footprint, deleting any
+                  object, scaling a workload down, or rolling a Deployment back to the pod
+                  template of an earlier revision fails), ``any`` (any collateral change fails).
 
 The **fault footprint** (:func:`fault_footprint`) is the set of objects the scenario's fault
 operations touch (created, patched, deleted, flagged, restarted). It is injection data, not the
@@ -102,6 +103,10 @@ class ObjectState(BaseModel):
     """``Kind/name`` an HPA scales."""
     min_replicas: int | None = None
     """An HPA's ``minReplicas``."""
+    template: str | None = None
+    """sha256 of a Deployment's pod template (without the restart stamp)."""
+    history: list[str] = Field(default_factory=list)
+    """Pod-template digests of the Deployment's older ReplicaSets (earlier revisions)."""
 
     @property
     def key(self) -> str:
@@ -143,7 +148,7 @@ class EndStateCheck(BaseModel):
 class CollateralChange(BaseModel):
     object: str
     """``namespace/Kind/name``."""
-    change: Literal["deleted", "recreated", "scaled_down", "scaled_up", "modified", "created"]
+    change: Literal["deleted", "recreated", "scaled_down", "scaled_up", "rolled_back", "modified", "created"]
     detail: str = ""
 
 
@@ -192,6 +197,22 @@ def _digest(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _template_digest(template: dict[str, Any]) -> str:
+    """A pod template's digest, blind to the restart stamp and the ReplicaSet's hash label (so a
+    Deployment's template and its ReplicaSets' templates compare equal)."""
+    t = json.loads(json.dumps(template or {}))
+    meta = t.get("metadata") or {}
+    (meta.get("annotations") or {}).pop(RESTART_ANNOTATION, None)
+    (meta.get("labels") or {}).pop("pod-template-hash", None)
+    meta.pop("creationTimestamp", None)  # kubectl writes ``null`` there on a rollback
+    for k in ("annotations", "labels"):
+        if k in meta and not meta[k]:
+            meta.pop(k)
+    if "metadata" in t and not meta:
+        t.pop("metadata")
+    return _digest(t)
+
+
 def _desired(obj: dict[str, Any]) -> tuple[str, int | None, str | None]:
     """(fingerprint, replicas, restart stamp) of an object's desired state."""
     kind = obj.get("kind", "")
@@ -227,6 +248,8 @@ def _state(obj: dict[str, Any], endpoints: dict[str, int]) -> ObjectState:
     if kind in WORKLOAD_KINDS:
         status = obj.get("status") or {}
         st.ready_replicas = int(status.get("readyReplicas") or status.get("numberReady") or 0)
+    if kind == "Deployment":
+        st.template = _template_digest((obj.get("spec") or {}).get("template") or {})
     if kind == "Service":
         st.endpoints = endpoints.get(st.name, 0)
     if kind == "HorizontalPodAutoscaler":
@@ -248,11 +271,27 @@ def _ready_endpoints(api: KubeApi, namespace: str) -> dict[str, int]:
     return out
 
 
+def _revision_history(api: KubeApi, namespace: str) -> dict[str, set[str]]:
+    """Deployment name -> pod-template digests of the ReplicaSets it owns."""
+    out: dict[str, set[str]] = {}
+    try:
+        items = api.list("apps/v1", "ReplicaSet", namespace)
+    except KubeApiError:
+        return out
+    for rs in items:
+        for ref in (rs.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == "Deployment" and ref.get("name"):
+                digest = _template_digest((rs.get("spec") or {}).get("template") or {})
+                out.setdefault(ref["name"], set()).add(digest)
+    return out
+
+
 def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, ObjectState]:
     """Every object of :data:`KINDS` in ``namespaces`` (a namespace that is gone has none)."""
     out: dict[str, ObjectState] = {}
     for ns in namespaces:
         endpoints = _ready_endpoints(api, ns)
+        revisions = _revision_history(api, ns)
         for api_version, kind in KINDS:
             try:
                 items = api.list(api_version, kind, ns)
@@ -263,6 +302,8 @@ def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, Objec
             for obj in items:
                 obj.setdefault("kind", kind)
                 st = _state(obj, endpoints)
+                if st.template is not None:
+                    st.history = sorted(revisions.get(st.name, set()) - {st.template})
                 if kind == "Secret" and (obj.get("type") or "").startswith("kubernetes.io/service-account"):
                     continue
                 out[st.key] = st
@@ -426,13 +467,28 @@ def diff_objects(
             out.append(
                 CollateralChange(object=key, change=change, detail=f"replicas {b.replicas} → {e.replicas}")
             )
-        if e.fingerprint != b.fingerprint:
+        if e.template and e.template != b.template and e.template in b.history:
+            out.append(
+                CollateralChange(
+                    object=key, change="rolled_back", detail="pod template of an earlier revision"
+                )
+            )
+        elif e.fingerprint != b.fingerprint:
             out.append(CollateralChange(object=key, change="modified", detail="desired state changed"))
         elif e.restarted_at != b.restarted_at:
             restarted.append(key)
     for key in sorted(set(now) - set(base) - exempt):
         out.append(CollateralChange(object=key, change="created"))
     return out, restarted
+
+
+def destructive(change: CollateralChange) -> bool:
+    """What the default policy fails: deleting any baseline object outside the footprint, scaling a
+    workload down, or rolling a workload back to an earlier revision (undoing a healthy release)."""
+    kind = change.object.split("/")[-2]
+    if change.change == "deleted":
+        return True
+    return change.change in ("scaled_down", "rolled_back") and kind in WORKLOAD_KINDS
 
 
 def assess(
@@ -572,11 +628,7 @@ def assess(
     elif policy == "any":
         failing = list(es.collateral)
     else:
-        failing = [
-            c
-            for c in es.collateral
-            if c.change in ("deleted", "scaled_down") and c.object.split("/")[1] in WORKLOAD_KINDS
-        ]
+        failing = [c for c in es.collateral if destructive(c)]
     summary = ", ".join(f"{c.object} {c.change}" for c in es.collateral)
     es.checks.append(
         EndStateCheck(

@@ -130,9 +130,31 @@ def test_bad_rollout_is_undone_but_a_restart_is_not_a_change(env) -> None:  # ty
     res = kubectl.invoke(ctx, {"command": "set image deployment/cart cart=registry.local/cart:9.9-broken"})
     assert not res.error, res.output
     env.twin.advance(60)
-    _firing(env)
+    _firing(env, "cart")  # the new release's own service fails (its pods run: a bad build, not a bad pull)
     out, _ = _run(env)
     assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
     assert out.mitigation_actions == ["kubectl rollout undo deployment/cart -n shop"]
     image = env.twin.get(DEPLOY, "shop", "cart")["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image == "registry.local/cart:1.0"
+
+
+def test_a_healthy_release_off_the_failing_path_is_left_alone(env) -> None:  # type: ignore[no-untyped-def]
+    """A benign env-var rollout of checkout beside a quota fault: the quota goes, the release
+    stays (undoing every change is collateral damage, docs/metrics.md)."""
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    res = get_tool("kubectl").invoke(ctx, {"command": "set env deployment/checkout LOG_LEVEL=debug"})
+    assert not res.error, res.output
+    env.twin.advance(60)
+    env.twin.apply([
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "mem", "namespace": "shop"}, "spec": {"hard": {"memory": "1Gi"}}},
+    ])  # fmt: skip
+    _firing(env, "cart")
+    out, _ = _run(env)
+    assert "shop/ResourceQuota/mem" in {e.name for e in out.diagnosis.entities}
+    assert out.mitigation_actions == ["kubectl delete resourcequotas mem -n shop"]
+    container = env.twin.get(DEPLOY, "shop", "checkout")["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "LOG_LEVEL", "value": "debug"} in container.get("env")

@@ -14,9 +14,11 @@ import pytest
 
 from itbench_agents.harness.endstate import (
     Baseline,
+    CollateralChange,
     Footprint,
     ObjectState,
     collateral_policy,
+    destructive,
     diff_objects,
     fault_footprint,
     fresh_samples,
@@ -144,6 +146,48 @@ def test_diff_classifies_changes_and_exempts_the_footprint() -> None:
     assert restarted == ["ns/Deployment/rolled"]
 
 
+def test_a_rollback_to_an_earlier_revision_is_told_from_a_new_release() -> None:
+    base = {
+        o.key: o
+        for o in (
+            _obj("Deployment", "undone", replicas=1, template="t2", history=["t1"]),
+            _obj("Deployment", "released", replicas=1, template="t2", history=["t1"]),
+        )
+    }
+    now = {
+        o.key: o
+        for o in (
+            _obj("Deployment", "undone", fp="g", replicas=1, template="t1"),
+            _obj("Deployment", "released", fp="h", replicas=1, template="t3"),
+        )
+    }
+    changes, _ = diff_objects(base, now, Footprint())
+    assert {(c.object, c.change) for c in changes} == {
+        ("ns/Deployment/undone", "rolled_back"),
+        ("ns/Deployment/released", "modified"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("obj", "change", "fails"),
+    [
+        ("ns/Deployment/a", "deleted", True),
+        ("ns/HorizontalPodAutoscaler/a", "deleted", True),
+        ("ns/NetworkPolicy/a", "deleted", True),
+        ("ns/ConfigMap/a", "deleted", True),
+        ("ns/Deployment/a", "scaled_down", True),
+        ("ns/Deployment/a", "rolled_back", True),
+        ("ns/Deployment/a", "scaled_up", False),
+        ("ns/Deployment/a", "modified", False),
+        ("ns/HorizontalPodAutoscaler/a", "modified", False),
+        ("ns/NetworkPolicy/a", "created", False),
+        ("ns/Service/a", "recreated", False),
+    ],
+)
+def test_what_the_default_policy_calls_destructive(obj: str, change: Any, fails: bool) -> None:
+    assert destructive(CollateralChange(object=obj, change=change)) is fails
+
+
 def test_collateral_policy_option(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ITBENCH_COLLATERAL", raising=False)
     assert collateral_policy() == "destructive"
@@ -176,12 +220,15 @@ def registry() -> ScenarioRegistry:
 
 
 def _episode(
-    registry: ScenarioRegistry, tmp_path: Path, act: Any, sid: str = SCENARIO
+    registry: ScenarioRegistry, tmp_path: Path, act: Any, sid: str = SCENARIO, past: bool = False
 ) -> tuple[Any, MitigationScore]:
+    """One episode; ``past``: the cluster has a past (older revisions) and benign churn."""
     from itbench_agents.harness.twin_env import TwinEnvironment
 
     sc = registry.get(sid)
-    env = TwinEnvironment(sc, seed=0, workdir=tmp_path / "work", history_s=600)
+    env = TwinEnvironment(
+        sc, seed=0, workdir=tmp_path / "work", history_s=600, churn="default" if past else "none"
+    )
     try:
         env.deploy()
         env.inject()
@@ -314,6 +361,29 @@ def test_collateral_is_reported_and_the_policy_decides(
     assert m.collateral_policy == policy
     assert [(x.object, x.change) for x in m.collateral] == [("otel-demo/Deployment/email", "scaled_up")]
     assert m.passed is (policy == "destructive"), m.reason
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(not Path("/usr/bin/kubectl").exists(), reason="kubectl binary not installed")
+def test_rolling_back_a_healthy_release_is_collateral_damage(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    """Real ``kubectl rollout undo`` of a workload the fault never touched (the "undo every recent
+    change" strategy): its pod template goes back to an older ReplicaSet's, and that fails."""
+    import subprocess
+
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        undo = ["rollout", "undo", "deployment/email", "-n", sc.namespace]
+        kubeconfig = ["--kubeconfig", str(env.endpoints.kubeconfig)]
+        r = subprocess.run(
+            ["/usr/bin/kubectl", *kubeconfig, *undo], capture_output=True, text=True, timeout=60
+        )
+        assert r.returncode == 0 and "rolled back" in r.stdout, r.stderr
+
+    _, m = _episode(registry, tmp_path, act, past=True)
+    assert ("otel-demo/Deployment/email", "rolled_back") in [(x.object, x.change) for x in m.collateral]
+    assert not m.passed and _checks(m)["collateral"] is False
 
 
 def test_deleting_the_namespace_is_no_fix(registry: ScenarioRegistry, tmp_path: Path) -> None:

@@ -60,7 +60,25 @@ def summary_of(out: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups())
 
 
-@pytest.mark.timeout(2400)  # two runs of the whole SRE suite on 2 cores
+def outcomes(run_dir: Path) -> dict[str, tuple[bool, bool | None]]:
+    """scenario id -> (diagnosis correct, mitigation passed) of the run's harness records."""
+    from itbench_agents.harness.runfolder import read_episodes
+
+    return {
+        r.scenario_id: (
+            bool(r.diagnosis and r.diagnosis.correct),
+            None if r.mitigation is None else r.mitigation.passed,
+        )
+        for r in read_episodes(run_dir)
+    }
+
+
+SAMPLE = 6
+"""Scenarios the absolute ``--run-dir`` run repeats: both ways of naming the run folder must give
+the same outcome, and a sample of mixed outcomes shows it without a second run of the whole suite."""
+
+
+@pytest.mark.timeout(1800)  # the whole SRE suite plus a sample of it, on 2 cores
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs a git checkout to copy")
 def test_readme_main_command_as_written_reproduces_the_table(tmp_path: Path) -> None:
     argv = readme_main_command()
@@ -71,18 +89,32 @@ def test_readme_main_command_as_written_reproduces_the_table(tmp_path: Path) -> 
         [*itbench, *argv, "--no-report"], cwd=copy, capture_output=True, text=True, timeout=1200, check=False
     )
     assert as_written.returncode == 0, as_written.stderr[-3000:]
-    assert len(list((copy / "runs").iterdir())) == 1, "the default runs folder is ./runs"
-    absolute = subprocess.run(
-        [*itbench, *argv, "--no-report", "--run-dir", str(tmp_path / "abs")],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    assert absolute.returncode == 0, absolute.stderr[-3000:]
+    runs = list((copy / "runs").iterdir())
+    assert len(runs) == 1, "the default runs folder is ./runs"
     ran, diag, n, mit, n_fault, errors = summary_of(as_written.stderr)
-    assert summary_of(absolute.stderr) == (ran, diag, n, mit, n_fault, errors)
     assert errors == 0
     assert (diag, n, mit, n_fault) == readme_table(), (
         "the README's results table is not what the command prints"
     )
+
+    relative = outcomes(runs[0])
+    assert len(relative) == ran
+    # a sample with every kind of outcome the suite has, then the rest in id order
+    by_kind: dict[tuple[bool, bool | None], list[str]] = {}
+    for sid in sorted(relative):
+        by_kind.setdefault(relative[sid], []).append(sid)
+    sample = [ids[0] for ids in by_kind.values()]
+    sample += [sid for sid in sorted(relative) if sid not in sample][: max(0, SAMPLE - len(sample))]
+    i = argv.index("--suite")
+    rest = argv[:i] + argv[i + 2 :]  # the same command, on the sample instead of the suite
+    scenario_args = [x for sid in sample for x in ("--scenario", sid)]
+    absolute = subprocess.run(
+        [*itbench, *rest, *scenario_args, "--no-report", "--run-dir", str(tmp_path / "abs")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert absolute.returncode == 0, absolute.stderr[-3000:]
+    assert summary_of(absolute.stderr)[0] == len(sample)
+    assert outcomes(tmp_path / "abs") == {sid: relative[sid] for sid in sample}  # --run-dir is the run folder

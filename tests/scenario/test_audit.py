@@ -63,6 +63,7 @@ def test_the_built_in_strategies() -> None:
         "audit-shotgun",
         "audit-alerting-root",
         "audit-change-detection",
+        "audit-undo-changes",
     } <= set(DEFAULT_STRATEGIES)
     from itbench_agents.agents.registry import make_agent
 

@@ -21,6 +21,8 @@ agent                       destructive   what it does
 ``audit-alerting-root``     no            names the alerting services as the root cause
 ``audit-change-detection``  no            names every recent change (sre-heuristic's rules,
                                           without alerts or the call graph); touches nothing
+``audit-undo-changes``      no            the same rules as a fix: undoes every change they
+                                          find (``rollout undo``, delete new objects, flags off)
 ==========================  ============  ===================================================
 
 "Destructive" strategies must never pass mitigation (CI checks it); the others are reported.
@@ -67,6 +69,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("audit-shotgun", False, "name every workload as a root cause"),
         Strategy("audit-alerting-root", False, "name the alerting services as the root cause"),
         Strategy("audit-change-detection", False, "name every recent change (sre-heuristic rules)"),
+        Strategy("audit-undo-changes", False, "undo every recent change the change rules find"),
     )
 }
 
@@ -288,9 +291,10 @@ class ChangeDetection(AuditAgent):
         h = HeuristicAgent(self.config)
         cluster = h.read_cluster(ctx, ns, events)
         self.calls += h.calls
+        self.found = h.findings(cluster, [])
         seen: set[str] = set()
         out = []
-        for f in h.findings(cluster, []):
+        for f in self.found:
             if f.entity in seen:
                 continue
             seen.add(f.entity)
@@ -300,6 +304,19 @@ class ChangeDetection(AuditAgent):
                 )
             )
         return out
+
+
+class UndoChanges(ChangeDetection):
+    """Change detection as a fix: undo every change the rules find (``rollout undo`` of each recent
+    rollout, delete each new object, flags back off), whatever else is healthy."""
+
+    name = "audit-undo-changes"
+    found: list[Any]
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        from ..sre_heuristic import apply_fixes
+
+        self.calls += apply_fixes(ctx, getattr(self, "found", []), events)
 
 
 _CLASSES: dict[str, type[AuditAgent]] = {
@@ -314,6 +331,7 @@ _CLASSES: dict[str, type[AuditAgent]] = {
         Shotgun,
         AlertingRoot,
         ChangeDetection,
+        UndoChanges,
     )
 }
 assert set(_CLASSES) == set(STRATEGIES)
@@ -357,3 +375,7 @@ def make_alerting_root(config: AgentConfig) -> AuditAgent:
 
 def make_change_detection(config: AgentConfig) -> AuditAgent:
     return ChangeDetection(config)
+
+
+def make_undo_changes(config: AgentConfig) -> AuditAgent:
+    return UndoChanges(config)
