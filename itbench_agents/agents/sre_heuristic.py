@@ -591,7 +591,8 @@ class HeuristicAgent:
         ns = task.namespaces[0] if task.namespaces else "default"
         ctx = ToolContext.for_task(task)
         try:
-            alerts = firing(ctx)
+            # severity "none" is kube-prometheus' always-firing Watchdog: not an incident
+            alerts = [a for a in firing(ctx) if (a.get("labels") or {}).get("severity") != "none"]
         except ToolError as exc:
             events({"type": "error", "where": "alerts", "message": str(exc)})
             alerts = []

@@ -567,12 +567,11 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
         env.twin.sync()
         env.twin.advance(gap, step=env.step_s)
     from .endstate import alert_identity
-    from .twin_env import firing_alerts
+    from .twin_env import incident_alerts
 
     plan.firing_before_fault = sorted(
         alert_identity(a.get("labels") or {})
-        for a in firing_alerts(env.endpoints.prometheus_url)
-        if (a.get("labels") or {}).get("namespace") in (None, env.scenario.namespace)
+        for a in incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
     )
     return plan
 

@@ -75,6 +75,18 @@ def firing_alerts(prometheus_url: str) -> list[dict[str, Any]]:
     return [a for a in alerts if a.get("state") == "firing"]
 
 
+def incident_alerts(prometheus_url: str, namespace: str) -> list[dict[str, Any]]:
+    """Firing alerts of ``namespace`` or of no namespace (cluster-wide), without those of severity
+    ``none``: kube-prometheus' always-firing Watchdog says the pipeline works, not that anything
+    is wrong."""
+    return [
+        a
+        for a in firing_alerts(prometheus_url)
+        if (a.get("labels") or {}).get("namespace") in (None, namespace)
+        and (a.get("labels") or {}).get("severity") != "none"
+    ]
+
+
 def match_expected(
     expected: list[ExpectedAlert], firing: list[dict[str, Any]]
 ) -> tuple[list[str], list[str]]:

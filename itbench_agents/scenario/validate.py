@@ -48,14 +48,11 @@ def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
 
 
 def _firing_in_namespace(prometheus_url: str, namespace: str) -> list[str]:
-    from ..harness.twin_env import firing_alerts
+    from ..harness.twin_env import incident_alerts
 
-    out = []
-    for a in firing_alerts(prometheus_url):
-        labels = a.get("labels") or {}
-        if labels.get("namespace") in (None, namespace):
-            out.append(labels.get("alertname", "?"))
-    return sorted(set(out))
+    return sorted(
+        {(a.get("labels") or {}).get("alertname", "?") for a in incident_alerts(prometheus_url, namespace)}
+    )
 
 
 def validate_scenario(

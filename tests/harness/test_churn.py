@@ -203,7 +203,8 @@ def test_twin_with_a_past_is_deterministic_and_varied():
     assert rs_per_deploy["postgresql"] == 1  # state is not rolled
     ages = {p["metadata"]["creationTimestamp"] for p in a.store.list(PODS, "otel-demo")}
     assert len(ages) >= 5  # pods of different ages
-    assert a.alerts.active(a.now()) == []  # and the app settled healthy
+    # and the app settled healthy (kube-prometheus' Watchdog, severity none, always fires)
+    assert [x.name for x in a.alerts.active(a.now()) if x.labels.get("severity") != "none"] == []
     assert all(j.ok for j in a.behaviour.journeys())
 
 
