@@ -22,7 +22,7 @@ What counts as suspicious (the rules):
   delete it (Deployment: scale to 0);
 - a cordoned node → uncordon.
 
-With no firing alert it reports no incident and changes nothing.
+With no firing or pending alert (besides severity `none`) it reports no incident and changes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.alerts import firing
+from ..tools.alerts import fetch_alerts
 from ..tools.context import ToolContext
 from ..tools.kubectl import kubectl_json
 from ..tools.registry import ToolError, get_tool
@@ -591,13 +591,20 @@ class HeuristicAgent:
         ns = task.namespaces[0] if task.namespaces else "default"
         ctx = ToolContext.for_task(task)
         try:
+            # firing and pending: an alert the same fault raises a few seconds later is evidence too
+            # (reading firing alone would make the path depend on how fast the agent runs);
             # severity "none" is kube-prometheus' always-firing Watchdog: not an incident
-            alerts = [a for a in firing(ctx) if (a.get("labels") or {}).get("severity") != "none"]
+            alerts = [
+                a
+                for a in fetch_alerts(ctx)
+                if a.get("state") in ("firing", "pending")
+                and (a.get("labels") or {}).get("severity") != "none"
+            ]
         except ToolError as exc:
             events({"type": "error", "where": "alerts", "message": str(exc)})
             alerts = []
         self.calls += 1
-        events({"type": "tool_call", "tool": "alerts", "args": {"state": "firing"}})
+        events({"type": "tool_call", "tool": "alerts", "args": {"state": "all"}})
         events({"type": "observation", "tool": "alerts", "content": [a.get("labels") for a in alerts]})
         if not alerts:
             events({"type": "agent_message", "content": "no firing alerts: no incident"})

@@ -222,3 +222,30 @@ def test_leaked_memory_stays_until_the_container_restarts(otel: Cluster) -> None
     assert otel.health()["recommendation"].memory_bytes_per_pod == pytest.approx(baseline), (
         "a restart frees it"
     )
+
+
+def test_traffic_follows_the_load_generators_users(otel: Cluster) -> None:
+    """LOCUST_USERS sets the load: twenty times the users overload the single frontend pod
+    (120 req/s), a second frontend pod absorbs it, and the usual users bring the usual rate back."""
+
+    def users(n: str) -> Callable[[dict], None]:
+        def fn(container: dict) -> None:
+            for e in container["env"]:
+                if e["name"] == "LOCUST_USERS":
+                    e["value"] = n
+
+        return fn
+
+    base = otel.rate("frontend-proxy")
+    otel.container("load-generator", users("1000"))
+    otel.advance(120)
+    assert otel.rate("frontend-proxy") == pytest.approx(20 * base, rel=0.05)
+    assert "frontend" in otel.degraded() and "overloaded" in otel.symptoms("frontend")
+    otel.scale("frontend", 2)
+    otel.advance(120)
+    assert "frontend" not in otel.degraded()
+    otel.scale("frontend", 1)
+    otel.container("load-generator", users("50"))
+    otel.advance(400)
+    assert otel.rate("frontend-proxy") == pytest.approx(base, rel=0.05)
+    assert not otel.degraded() and otel.probe_ok()

@@ -150,6 +150,10 @@ class Load(_Strict):
 
     service: str
     calls: list[EntryCall] = Field(min_length=1)
+    users_env: str | None = Field(
+        None, description="env var of the load service giving its user count (Locust's LOCUST_USERS)"
+    )
+    users: float = Field(1.0, gt=0, description="users the baseline rates are for")
 
 
 class Consumer(_Strict):

@@ -308,7 +308,7 @@ class Propagation:
         lags: dict[str, LagState] = {}
         load_up = self.b.services[load.service].external or bool(self.serving.get(load.service))
         for i, ec in enumerate(load.calls):
-            r = (ec.rate + self.fx.rate_add.get((ec.to, ec.op), 0.0)) if load_up else 0.0
+            r = self._entry_rate(i, load_up)
             entry_rate[i] = r
             rate[(ec.to, ec.op)] += (
                 r * self.conn(load.service, ec.to).reach
@@ -527,7 +527,21 @@ class Propagation:
 
     def _entry_rate(self, i: int, up: bool) -> float:
         ec = self.b.load.calls[i]
-        return (ec.rate + self.fx.rate_add.get((ec.to, ec.op), 0.0)) if up else 0.0
+        return (ec.rate + self.fx.rate_add.get((ec.to, ec.op), 0.0)) * self._users_factor() if up else 0.0
+
+    def _users_factor(self) -> float:
+        """The load service's users over the users the baseline rates are for (1 without
+        ``users_env``, or when no serving pod sets a number)."""
+        load = self.b.load
+        if load.users_env is None:
+            return 1.0
+        for inst in self.serving.get(load.service) or []:
+            try:
+                users = float(inst.env.get(load.users_env, ""))
+            except ValueError:
+                continue
+            return max(0.0, users) / load.users
+        return 1.0
 
 
 def _dedupe(syms: list[tuple[str, str, float, str | None]]) -> list[tuple[str, str, float, str | None]]:
