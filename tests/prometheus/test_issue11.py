@@ -400,3 +400,25 @@ def test_fast_response_writer_is_byte_identical_to_json_dumps() -> None:
     with pytest.raises(PromQLError) as err:
         success_body(results[0], deadline=time.monotonic() - 1)
     assert err.value.error_type == "timeout"
+
+
+def test_a_large_matrix_is_sent_in_chunks_with_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``STREAM_POINTS`` the body is an iterator of chunks (no single join/encode of the
+    whole body holding the GIL); joined, it is the one-piece body; the deadline is checked before
+    the first chunk."""
+    from itbench_agents.twin.prometheus import values
+    from itbench_agents.twin.prometheus.values import QueryResult, success_body, success_chunks
+
+    monkeypatch.setattr(values, "STREAM_POINTS", 1000)
+    monkeypatch.setattr(values, "CHUNK_CHARS", 4096)
+    ts = np.arange(400, dtype=np.int64) * 15000
+    matrix = [({"__name__": "x", "i": str(i)}, ts, np.full(400, float(i))) for i in range(5)]
+    big = QueryResult("matrix", matrix=matrix, warnings=["w"])
+    chunks = success_chunks(big)
+    assert not isinstance(chunks, bytes)
+    parts = list(chunks)
+    assert len(parts) > 5 and b"".join(parts) == success_body(big)
+    small = QueryResult("matrix", matrix=matrix[:2])
+    assert success_chunks(small) == success_body(small)  # 800 points: one piece
+    with pytest.raises(PromQLError):
+        success_chunks(big, deadline=time.monotonic() - 1)

@@ -24,7 +24,7 @@ from .engine import Engine, parse, to_matchers
 from .limits import MAX_FORM_BYTES, check_query
 from .memstore import LockedSource, MemorySeriesSource
 from .status import BUILD_INFO
-from .values import PromQLError, label_key, success_body
+from .values import PromQLError, label_key, success_chunks
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_TIMEOUT_S = 30.0
@@ -274,7 +274,7 @@ class PrometheusApi:
             )
         # no twin.lock here: the source takes it around each (per-metric) data fetch only
         res = self._queued(engine, lambda: _with_query_prefix(lambda: engine.instant(q, _ms(t))), q)
-        return Response(200, success_body(res, engine.deadline), {"Content-Type": "application/json"})
+        return Response(200, success_chunks(res, engine.deadline), {"Content-Type": "application/json"})
 
     def query_range(self, req: Request) -> Response:
         form = self._form(req)
@@ -313,7 +313,7 @@ class PrometheusApi:
             lambda: _with_query_prefix(lambda: engine.range(q, _ms(start), _ms(end), max(1, _ms(step)))),
             q,
         )
-        return Response(200, success_body(res, engine.deadline), {"Content-Type": "application/json"})
+        return Response(200, success_chunks(res, engine.deadline), {"Content-Type": "application/json"})
 
     # ------------------------------------------------------------------ metadata
     def _range(self, form: dict[str, list[str]]) -> tuple[int, int]:
