@@ -8,6 +8,7 @@ Reservation), a feature flag, a fault that is itself an over-scaling, and a heal
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -118,18 +119,12 @@ def test_cli_audit_exits_1_when_a_destructive_strategy_mitigates(
     from itbench_agents.cli import app
 
     runner = CliRunner()
-    ok = runner.invoke(
-        app,
-        [
-            "scenarios",
-            "audit",
-            "sre/ad-scaled-to-zero-v1",
-            "--strategy",
-            "audit-scale-loadgen",
-            "--run-dir",
-            str(tmp_path / "a"),
-        ],
-    )
+
+    def audit(run_dir: str) -> Any:
+        args = ["sre/ad-scaled-to-zero-v1", "--strategy", "audit-scale-loadgen"]
+        return runner.invoke(app, ["scenarios", "audit", *args, "--run-dir", str(tmp_path / run_dir)])
+
+    ok = audit("a")
     assert ok.exit_code == 0, ok.output
     assert "audit-scale-loadgen" in ok.output and "0/1" in ok.output
 
@@ -139,17 +134,6 @@ def test_cli_audit_exits_1_when_a_destructive_strategy_mitigates(
         return twin_env.MitigationScore(passed=True, probe_ok=True)
 
     monkeypatch.setattr(twin_env.TwinEnvironment, "evaluate", lenient)
-    bad = runner.invoke(
-        app,
-        [
-            "scenarios",
-            "audit",
-            "sre/ad-scaled-to-zero-v1",
-            "--strategy",
-            "audit-scale-loadgen",
-            "--run-dir",
-            str(tmp_path / "b"),
-        ],
-    )
+    bad = audit("b")
     assert bad.exit_code == 1
     assert "audit-scale-loadgen passes mitigation on sre/ad-scaled-to-zero-v1" in bad.output
