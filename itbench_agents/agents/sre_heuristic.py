@@ -1,13 +1,15 @@
 """sre-heuristic: a non-LLM SRE baseline over the same tools as sre-react.
 
-    alerts ──▶ alerting services ──▶ walk the call graph to the deepest unhealthy service
-        ──▶ inspect workloads, pods, events, rollouts, chaos objects, config, quotas, policies
+    alerts ──▶ alerting services ──▶ where their error traces start
+        ──▶ inspect workloads, pods, rollouts, chaos objects, config, quotas, policies
+        ──▶ walk the call graph to the deepest unhealthy service
         ──▶ name the root cause(s) ("namespace/Kind/name") ──▶ apply the standard fix
 
 It reads the cluster with the kubectl tool's binary and policy (``kubectl_json``), alerts with the
-``alerts`` tool and the call graph with the ``topology`` tool's Jaeger query; fixes go through the
-``kubectl`` tool in the mitigation phase, so every action is recorded as in sre-react. It never
-sees the scenario or its ground truth: everything comes from the endpoints.
+``alerts`` tool, error traces with the ``traces`` tool's search and the call graph with the
+``topology`` tool's Jaeger query; fixes go through the ``kubectl`` tool in the mitigation phase, so
+every action is recorded as in sre-react. It never sees the scenario or its ground truth:
+everything comes from the endpoints.
 
 What counts as suspicious (the rules):
 
@@ -22,6 +24,14 @@ What counts as suspicious (the rules):
   delete it (Deployment: scale to 0);
 - a cordoned node → uncordon.
 
+A strong finding (the rules above, except a healthy-looking release, HPA or NetworkPolicy) names
+a root cause wherever it is; an experiment or flag explains its service's crash-looping pods, whose
+release is then left alone. "Unhealthy" means a failing alert (not one that only says a service went
+quiet), a not-ready workload, a strong finding, or being where a quarter of an alerting service's
+error traces start (a callee nothing answers for counts). Only with no strong finding anywhere is
+a weak one used: the deepest unhealthy service's recent release — or its caller's, when that
+release changed an environment variable naming it (an address).
+
 With no firing or pending alert (besides severity `none`) it reports no incident and changes nothing.
 """
 
@@ -31,6 +41,7 @@ import json
 import re
 import shlex
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +49,9 @@ from ..tools.alerts import fetch_alerts
 from ..tools.context import ToolContext
 from ..tools.kubectl import kubectl_json
 from ..tools.registry import ToolError, get_tool
+from ..tools.summarize import trace_error_sources
 from ..tools.topology import dependencies
+from ..tools.traces import find_traces
 from ..twin.controllers.selectors import matches_map
 from ..twin.kube.store import parse_rfc3339
 from .base import (
@@ -76,6 +89,8 @@ FLAG_SERVICE = {
     "llmInaccurateResponse": "product-reviews",
     "intlShippingSlowdown": "shipping",
 }
+SILENCE_ALERTS = {"NoRequestsReceived", "KafkaConsumerGroupInactive"}
+"""Alerts that say a service went quiet: caused upstream of it."""
 BENIGN_FLAGS = {"loadGeneratorTraffic", "loadGeneratorVUs"}
 BAD_WAITING = {
     "CrashLoopBackOff",
@@ -99,7 +114,9 @@ class Finding:
     """kubectl commands (and stdin) that undo the change."""
     weak: bool = False
     """A change that looks like everyday work (a healthy rollout, a new HPA or NetworkPolicy): undone
-    only for the deepest unhealthy service, or when nothing stronger was found."""
+    only for the deepest unhealthy service, and only when nothing stronger was found."""
+    changed_env: list[str] = field(default_factory=list)
+    """For a rollout: the ``NAME=value`` environment variables its newest revision changed."""
 
 
 @dataclass
@@ -264,9 +281,34 @@ class HeuristicAgent:
 
         return norm(rss[-1]) != norm(rss[-2])
 
+    @staticmethod
+    def _env_changes(rss: list[dict[str, Any]]) -> list[str]:
+        """``NAME=value`` of the env vars the newest ReplicaSet sets differently from the previous one."""
+
+        def env(rs: dict[str, Any]) -> dict[str, str]:
+            ctrs = rs.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
+            return {
+                f"{c.get('name')}/{e.get('name')}": str(e.get("value", ""))
+                for c in ctrs
+                for e in c.get("env") or []
+            }
+
+        if len(rss) < 2:
+            return []
+        new, old = env(rss[-1]), env(rss[-2])
+        return sorted(f"{k.split('/', 1)[1]}={v}" for k, v in new.items() if old.get(k) != v)
+
     def findings(self, c: Cluster, services: list[str]) -> list[Finding]:
         """Every suspicious change in the namespace, rule by rule."""
-        out = self._chaos_rule(c) + self._flag_rule(c, services) + self._workload_rule(c)
+        causes = self._chaos_rule(c) + self._flag_rule(c, services)
+        # an active experiment or flag explains its service's crash-looping pods: its last
+        # release is not also rolled back
+        explained = {f.service for f in causes if f.service}
+        out = causes + [
+            f
+            for f in self._workload_rule(c)
+            if not (f.service in explained and any(cmd.startswith("rollout undo") for cmd, _ in f.fixes))
+        ]
         out += self._service_rule(c, out)
         return out + self._recent_object_rule(c) + self._node_rule(c)
 
@@ -408,6 +450,7 @@ class HeuristicAgent:
                         f"{name}'s pod template changed after the app was deployed",
                         [(f"rollout undo {lower}/{name} -n {ns}", None)],
                         weak=True,
+                        changed_env=self._env_changes(rss),
                     )
                 )
         return out
@@ -483,7 +526,11 @@ class HeuristicAgent:
                     for ctr in d["spec"]["template"]["spec"].get("containers", [])
                     for p in ctr.get("ports") or []
                 ]
-                if name in with_service or not cports or any(f.service == name for f in [*found, *out]):
+                if (
+                    name in with_service
+                    or not cports
+                    or any(f.service == name and not f.weak for f in [*found, *out])
+                ):
                     continue
                 labels = d["spec"]["template"]["metadata"].get("labels", {})
                 key = (
@@ -564,25 +611,67 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ the walk
     @staticmethod
+    def weak_suspects(findings: list[Finding], path: list[str]) -> list[Finding]:
+        """With no strong finding: the deepest unhealthy service's own recent change — unless its
+        caller on the path changed an environment variable that names it (an address, say), which
+        breaks the call from the caller's side."""
+        if not path:
+            return []
+        deepest = path[-1]
+        weak = [f for f in findings if f.weak]
+        if len(path) >= 2:
+            caller = [f for f in weak if f.service == path[-2] and any(deepest in kv for kv in f.changed_env)]
+            if caller:
+                return caller
+        return [f for f in weak if f.service == deepest]
+
+    def error_sources(self, ctx: ToolContext, alerting: list[str], events: EventSink) -> set[str]:
+        """Services the alerting services' recent error traces start at (a callee that fails, or
+        that nothing answers for), in at least a quarter of each service's error traces."""
+        out: set[str] = set()
+        for svc in alerting:
+            self.calls += 1
+            events({"type": "tool_call", "tool": "traces", "args": {"service": svc, "errors_only": True}})
+            try:
+                found = find_traces(ctx, svc, errors_only=True, since="15m", limit=50)
+            except ToolError as exc:
+                events({"type": "observation", "tool": "traces", "content": None, "error": str(exc)})
+                continue
+            counts: Counter[str] = Counter()
+            for trace in found:
+                counts.update(trace_error_sources(trace))
+            sources = sorted(s for s, n in counts.items() if 4 * n >= len(found))
+            events(
+                {
+                    "type": "observation",
+                    "tool": "traces",
+                    "content": f"{len(found)} error trace(s); error sources: {sources} of {dict(counts)}",
+                }
+            )
+            out.update(sources)
+        return out
+
+    @staticmethod
     def deepest_unhealthy(
         start: list[str], edges: list[tuple[str, str, int]], unhealthy: set[str]
     ) -> tuple[str | None, list[str]]:
-        """Follow callees that are unhealthy from the alerting services; (deepest, path)."""
+        """The longest chain of unhealthy callees from an alerting service; (deepest, path).
+        Ties go to the first in name order."""
         callees: dict[str, list[str]] = {}
         for p, ch, _ in edges:
             callees.setdefault(p, []).append(ch)
         best: list[str] = []
-        for s in start:
-            path = [s]
-            seen = {s}
-            while True:
-                nxt = [c for c in sorted(callees.get(path[-1], [])) if c in unhealthy and c not in seen]
-                if not nxt:
-                    break
-                path.append(nxt[0])
-                seen.add(nxt[0])
+
+        def walk(path: list[str]) -> None:
+            nonlocal best
             if len(path) > len(best):
-                best = path
+                best = list(path)
+            for c in sorted(set(callees.get(path[-1], []))):
+                if c in unhealthy and c not in path:
+                    walk([*path, c])
+
+        for s in sorted(start):
+            walk([s])
         return (best[-1] if best else None), best
 
     # ------------------------------------------------------------------ episode
@@ -618,32 +707,43 @@ class HeuristicAgent:
         alerting = sorted(
             {a["labels"].get("service_name") or a["labels"].get("service") or "" for a in alerts} - {""}
         )
+        # a service that only stopped receiving requests is a symptom of its callers, not a suspect
+        failing = sorted(
+            {
+                a["labels"].get("service_name") or a["labels"].get("service") or ""
+                for a in alerts
+                if a["labels"].get("alertname") not in SILENCE_ALERTS
+            }
+            - {""}
+        )
         try:
             edges = dependencies(ctx) if "traces" not in ctx.masked else []
         except ToolError:
             edges = []
         self.calls += 1
+        erroring = self.error_sources(ctx, alerting, events) if "traces" not in ctx.masked else set()
         cluster = self.read_cluster(ctx, ns, events)
         findings = self.findings(cluster, sorted({p for p, _, _ in edges} | {ch for _, ch, _ in edges}))
-        troubled = set(alerting)
+        troubled = set(failing) | erroring
         for _kind, wl in self._workloads(cluster):
             if (wl.get("status", {}).get("readyReplicas") or 0) < (
                 wl.get("spec", {}).get("replicas", 1) or 0
             ):
                 troubled.add(wl["metadata"]["name"])
-        unhealthy = troubled | {f.service for f in findings if f.service}
-        deepest, path = self.deepest_unhealthy(alerting, edges, unhealthy)
-        # Findings on the unhealthy path first; otherwise every finding (several faults can be active).
-        on_path = [f for f in findings if f.service and f.service in path]
-        chosen = on_path + [f for f in findings if f not in on_path]
+        strong = [f for f in findings if not f.weak]
+        # A weak finding (a healthy-looking release) does not make a service unhealthy: the walk
+        # follows alerting, not-ready and strongly implicated services only.
+        unhealthy = troubled | {f.service for f in strong if f.service}
+        deepest, path = self.deepest_unhealthy(failing or alerting, edges, unhealthy)
+        # Strong findings explain the incident; weak ones only when nothing stronger was found, and
+        # then only the deepest unhealthy service's (several faults can be active, so every strong
+        # finding counts, those on the unhealthy path first).
+        suspects = strong or self.weak_suspects(findings, path)
+        on_path = [f for f in suspects if f.service and f.service in path]
+        chosen = on_path + [f for f in suspects if f not in on_path]
         # Only implicated changes are undone: a healthy release off the alerting path is left alone
         # (rolling back everything that changed is collateral damage, docs/metrics.md).
-        strong = [f for f in findings if not f.weak]
-        to_fix = (
-            strong + [f for f in findings if f.weak and deepest and f.service == deepest]
-            or [f for f in on_path if f.service in troubled]
-            or on_path
-        )
+        to_fix = chosen
         entities = [
             DiagnosisEntity(name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason)
             for f in chosen

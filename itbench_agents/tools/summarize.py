@@ -195,3 +195,29 @@ def trace_error_tree(trace: dict[str, Any]) -> str:
         if keep.get(root):
             show(root, 0)
     return "\n".join(lines)
+
+
+def trace_error_sources(trace: dict[str, Any]) -> set[str]:
+    """The services a Jaeger trace's errors start at: for each error span none of whose children
+    failed, its own service — or, for a client span whose callee left no span of its own (nothing
+    answered), the callee it addressed (``peer.service``, ``server.address`` or ``net.peer.name``)."""
+    spans = {s["spanID"]: s for s in trace.get("spans", [])}
+    procs = trace.get("processes", {})
+    children: dict[str, list[str]] = {}
+    for sid, s in spans.items():
+        for r in s.get("references", []) or []:
+            if r.get("refType") == "CHILD_OF" and r.get("spanID") in spans:
+                children.setdefault(r["spanID"], []).append(sid)
+                break
+    out: set[str] = set()
+    for sid, s in spans.items():
+        if not _is_error(s)[0] or any(_is_error(spans[c])[0] for c in children.get(sid, [])):
+            continue
+        tags = {t.get("key"): t.get("value") for t in s.get("tags", []) or []}
+        service = procs.get(s.get("processID"), {}).get("serviceName")
+        if tags.get("span.kind") == "client" and not children.get(sid):
+            peer = tags.get("peer.service") or tags.get("server.address") or tags.get("net.peer.name")
+            service = str(peer).split(":")[0] if peer else service
+        if service:
+            out.add(service)
+    return out

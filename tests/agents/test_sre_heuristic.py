@@ -97,6 +97,16 @@ def test_deepest_unhealthy_walk() -> None:
     deepest, path = HeuristicAgent.deepest_unhealthy(["fp"], edges, {"fp", "fe", "checkout", "payment"})
     assert deepest == "payment" and path == ["fp", "fe", "checkout", "payment"]
     assert HeuristicAgent.deepest_unhealthy(["fe"], edges, {"fe"}) == ("fe", ["fe"])
+    # not greedy: checkout's first unhealthy callee in name order (email) is a dead end
+    edges += [("checkout", "email", 1), ("payment", "db", 1)]
+    unhealthy = {"fp", "fe", "checkout", "email", "payment", "db"}
+    assert HeuristicAgent.deepest_unhealthy(["fp"], edges, unhealthy)[1] == [
+        "fp",
+        "fe",
+        "checkout",
+        "payment",
+        "db",
+    ]
 
 
 def test_chaos_experiment_is_deleted(env) -> None:  # type: ignore[no-untyped-def]
@@ -158,3 +168,86 @@ def test_a_healthy_release_off_the_failing_path_is_left_alone(env) -> None:  # t
     assert out.mitigation_actions == ["kubectl delete resourcequotas mem -n shop"]
     container = env.twin.get(DEPLOY, "shop", "checkout")["spec"]["template"]["spec"]["containers"][0]
     assert {"name": "LOG_LEVEL", "value": "debug"} in container.get("env")
+
+
+def test_a_healthy_release_beside_a_flag_fault_is_left_alone(env) -> None:  # type: ignore[no-untyped-def]
+    """Everyday releases do not make a service a suspect: with a feature flag explaining the
+    incident, the healthy release of frontend's other callee stays (rolling it back is collateral)."""
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    res = get_tool("kubectl").invoke(ctx, {"command": "set env deployment/checkout LOG_LEVEL=debug"})
+    assert not res.error, res.output
+    env.twin.advance(60)
+    flags = {"flags": {"cartFailure": {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "on"}}}  # fmt: skip
+    env.twin.apply([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "flagd-config", "namespace": "shop"}, "data": {"demo.flagd.json": json.dumps(flags)}},
+    ])  # fmt: skip
+    _firing(env, "frontend")
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
+    assert out.extra["path"] == ["frontend"]  # checkout's release alone does not put it on the path
+    assert not any("rollout undo" in a for a in out.mitigation_actions)
+
+
+def test_error_traces_lead_to_a_ready_callee_that_answers_nothing(env) -> None:  # type: ignore[no-untyped-def]
+    """A callee whose pods are Ready but that answers nothing (its release runs the wrong binary)
+    is found from the caller's error traces, and its release is the one undone."""
+    from fakes import span
+
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    for cmd in ("set env deployment/frontend LOG_LEVEL=debug", "set env deployment/cart MODE=other"):
+        res = get_tool("kubectl").invoke(ctx, {"command": cmd})
+        assert not res.error, res.output
+    env.twin.advance(60)
+    call = span("b", "p2", "GetCart", "a", error=True)
+    call["tags"] += [
+        {"key": "span.kind", "type": "string", "value": "client"},
+        {"key": "server.address", "type": "string", "value": "cart"},
+    ]
+    env.obs.traces = [
+        {"traceID": "t1", "spans": [span("a", "p1", "GET /", None, error=True), call],
+         "processes": {"p1": {"serviceName": "checkout"}, "p2": {"serviceName": "checkout"}}},
+    ]  # fmt: skip
+    _firing(env, "checkout")
+    out, _ = _run(env)
+    assert out.extra["path"] == ["checkout", "cart"]
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
+    assert out.mitigation_actions == ["kubectl rollout undo deployment/cart -n shop"]
+
+
+def test_a_callers_address_change_is_blamed_before_the_callee_it_names() -> None:
+    from itbench_agents.agents.sre_heuristic import Finding
+
+    shipping = Finding(
+        "ns/Deployment/shipping", "shipping", "r", weak=True, changed_env=["QUOTE_ADDR=http://quote:0000"]
+    )
+    quote = Finding("ns/Deployment/quote", "quote", "r", weak=True, changed_env=["LOG_LEVEL=info"])
+    path = ["checkout", "shipping", "quote"]
+    assert HeuristicAgent.weak_suspects([shipping, quote], path) == [shipping]
+    unrelated = Finding("ns/Deployment/shipping", "shipping", "r", weak=True, changed_env=["LOG_LEVEL=debug"])
+    assert HeuristicAgent.weak_suspects([unrelated, quote], path) == [quote]
+    assert HeuristicAgent.weak_suspects([unrelated, quote], []) == []
+
+
+def test_a_deleted_service_is_recreated_even_when_its_workload_also_changed(env) -> None:  # type: ignore[no-untyped-def]
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    for cmd in ("set env deployment/cart LOG_LEVEL=debug", "delete service cart"):
+        res = get_tool("kubectl").invoke(ctx, {"command": cmd})
+        assert not res.error, res.output
+    env.twin.advance(60)
+    _firing(env, "checkout")
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Service/cart"]
+    assert out.mitigation_actions == ["kubectl apply -f - -n shop"]
+    assert env.twin.get(SVC, "shop", "cart") is not None

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from fakes import error_trace, span
+
 from itbench_agents.tools.budget import cap_observation, count_tokens
 from itbench_agents.tools.registry import make_spec
-from itbench_agents.tools.summarize import digest_vector, log_template, trend
+from itbench_agents.tools.summarize import digest_vector, log_template, trace_error_sources, trend
 
 
 def test_trend() -> None:
@@ -42,3 +44,27 @@ def test_every_tool_observation_is_capped(ctx) -> None:  # type: ignore[no-untyp
 
     res = make_spec(flood, kind="read").invoke(ctx, {})
     assert res.truncated and res.tokens <= ctx.max_observation_tokens
+
+
+def test_trace_error_sources_are_the_deepest_failing_spans() -> None:
+    assert trace_error_sources(error_trace()) == {"cart"}  # frontend and checkout only pass it on
+    unanswered = span("c", "p2", "/profile.Profile/GetProfiles", "a", error=True)
+    unanswered["tags"] += [
+        {"key": "span.kind", "type": "string", "value": "client"},
+        {"key": "server.address", "type": "string", "value": "profile:8081"},
+    ]
+    trace = {
+        "traceID": "t1",
+        "spans": [
+            span("a", "p1", "GET /hotels", None, error=True),
+            unanswered,
+            span("d", "p2", "Nearby", "a"),
+        ],
+        "processes": {"p1": {"serviceName": "frontend"}, "p2": {"serviceName": "frontend"}},
+    }
+    # a client call nothing answered is blamed on the callee it addressed, not on the caller
+    assert trace_error_sources(trace) == {"profile"}
+    assert (
+        trace_error_sources({"spans": [span("a", "p1", "GET /")], "processes": {"p1": {"serviceName": "x"}}})
+        == set()
+    )
