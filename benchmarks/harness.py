@@ -1,10 +1,13 @@
-"""Harness benchmark: per-episode overhead, `scenarios validate --all` wall time, oracle episodes/min.
+"""Harness benchmark: per-episode overhead, twin start with days of history, `scenarios validate
+--all` and `scenarios audit --all` wall time, oracle episodes/min.
 
-    uv run python benchmarks/harness.py            # everything
+    uv run python benchmarks/harness.py            # everything but the audit
     uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
+    uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (~20 min)
 
 Prints medians; nothing is asserted (performance is measured here, not in tests).
-Targets (issue 5): overhead < 1 s per episode on the twin; validate --all < 3 min on 2 cores.
+Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run); twin start
+with 7 days of history < 1 s; validate --all < 3 min and audit --all < 10 min on 2 cores.
 """
 
 from __future__ import annotations
@@ -73,10 +76,42 @@ def machine_parallelism() -> float:
     return 2 * one / two
 
 
+def twin_start_s(history_s: float, repeats: int = 3) -> list[float]:
+    """Wall seconds to build an otel-demo twin with ``history_s`` of pre-history and a past
+    (old revisions, as every episode with churn has), median over ``repeats`` seeds."""
+    from itbench_agents.twin.instance import Twin
+
+    times = []
+    for seed in range(repeats):
+        t = time.perf_counter()
+        twin = Twin.for_app("otel-demo", seed=seed, history_s=history_s, past=True)
+        times.append(time.perf_counter() - t)
+        twin.close()
+    return times
+
+
+def timed_cli(*args: str) -> tuple[float, str, int]:
+    t0 = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-m", "itbench_agents.cli", *args], cwd=REPO, capture_output=True, text=True
+    )
+    last = ((r.stderr.strip() or r.stdout.strip()).splitlines() or ["?"])[-1]
+    return time.perf_counter() - t0, last, r.returncode
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--audit", action="store_true", help="also time `scenarios audit --all --jobs 2`")
     args = ap.parse_args()
+
+    for label, history_s in (("1 hour", 3600.0), ("7 days", 7 * 86400.0)):
+        times = twin_start_s(history_s)
+        print(
+            f"twin start (otel-demo, {label} of history, with a past): median {statistics.median(times):.2f} s, "
+            f"max {max(times):.2f} s over {len(times)} seeds"
+            + ("  (target < 1 s)" if label == "7 days" else "")
+        )
     scenarios = SMALL[:3] if args.quick else SMALL
 
     cpu: list[float] = []
@@ -111,17 +146,14 @@ def main() -> None:
     )
 
     if not args.quick:
-        t0 = time.perf_counter()
-        r = subprocess.run(
-            [sys.executable, "-m", "itbench_agents.cli", "scenarios", "validate", "--all", "--jobs", "2"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - t0
-        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        wall, last, rc = timed_cli("scenarios", "validate", "--all", "--jobs", "2")
         print(
-            f"itbench scenarios validate --all --jobs 2: {wall:.1f} s wall ({last}; exit {r.returncode})  (target < 180 s)"
+            f"itbench scenarios validate --all --jobs 2: {wall:.1f} s wall ({last}; exit {rc})  (target < 180 s)"
+        )
+    if args.audit:
+        wall, last, rc = timed_cli("scenarios", "audit", "--all", "--jobs", "2")
+        print(
+            f"itbench scenarios audit --all --jobs 2: {wall:.1f} s wall ({last}; exit {rc})  (target < 600 s)"
         )
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import math
 import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from ..scenario.inject import apply_operations
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
 from ..twin.advance_budget import AdvanceBudget
+from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
 from ..twin.endpoints import Endpoints
 from .access import provision_agent_access
 from .endstate import (
@@ -121,6 +124,16 @@ def probe_result(twin: Any) -> tuple[bool | None, str | None]:
     return (bool(ok) if ok is not None else None), (str(detail) if detail else None)
 
 
+def harness_clock(history_s: float) -> VirtualClock:
+    """The twin's clock in an episode: paused at a whole minute, its history ``DEFAULT_LEAD_S``
+    behind the wall clock. Paused, it moves only when the harness advances it, so deploy, injection,
+    churn, the alert wait and the settle do the same on a fast and a slow machine; only the
+    agent's turn (:meth:`TwinEnvironment.task` to :meth:`TwinEnvironment.settle`) runs with wall
+    time, as on a real cluster."""
+    start = math.floor((time.time() - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+    return VirtualClock.paused_at(start)
+
+
 class TwinEnvironment:
     def __init__(
         self,
@@ -166,6 +179,7 @@ class TwinEnvironment:
             self.twin = Twin.for_app(
                 self.scenario.app,
                 seed=self.seed,
+                clock=harness_clock(self.history_s),
                 history_s=self.history_s,
                 masked=self.masked,
                 # a cluster with a past goes with the churn, unless pod placement is the fault's
@@ -247,6 +261,7 @@ class TwinEnvironment:
         )
         self.agent_endpoints.write(self.workdir / "endpoints.json")
         self.twin.advance_budget = AdvanceBudget(limit_s=limits.wall_time_s)
+        self.twin.clock.resume()  # the agent's turn: the twin follows wall time (see harness_clock)
         return Task(
             goal=sre_goal(self.scenario.namespace),
             kind="diagnosis+mitigation",
@@ -266,6 +281,7 @@ class TwinEnvironment:
 
     def settle(self) -> None:
         self.twin.advance_budget = None
+        self.twin.clock.pause()
         self.twin.advance(self.settle_s, step=self.step_s)
 
     # ------------------------------------------------------------------ end state

@@ -8,6 +8,8 @@ The twin never reads wall time directly: everything asks a :class:`Clock`.
   run, so that fast-forwards eat into that lead instead of putting the twin in the future: real
   ``kubectl`` computes some ages client-side from the local clock (``describe``'s event ages, the
   "Started"/"Finished" of containers), and a timestamp ahead of it prints ``<invalid>``.
+  The harness pauses it outside the agent's turn (``TwinEnvironment``), so that deploy, injection,
+  the alert wait and the settle run the same on a fast and a slow machine.
 - :class:`ManualClock` only moves when told to; tests use it for exact, repeatable timings.
 
 Times are Unix seconds as floats.
@@ -56,29 +58,58 @@ it up, ages a client computes from its own clock are up to this much older than 
 
 
 class VirtualClock(_ClockBase):
-    """Wall time plus an offset that only grows."""
+    """Wall time plus an offset that only grows; it can be paused (it then moves only when
+    advanced) and resumed (it goes on with wall time from where it stood)."""
 
     def __init__(self, offset: float = 0.0, wall: Callable[[], float] = time.time) -> None:
         super().__init__()
         self._offset = float(offset)
         self._wall = wall
+        self._frozen: float | None = None
+
+    @classmethod
+    def paused_at(cls, start: float, wall: Callable[[], float] = time.time) -> VirtualClock:
+        """A paused clock reading ``start``."""
+        clock = cls(offset=start - wall(), wall=wall)
+        clock._frozen = float(start)
+        return clock
 
     @property
     def offset(self) -> float:
         return self._offset
 
+    @property
+    def paused(self) -> bool:
+        return self._frozen is not None
+
+    def pause(self) -> None:
+        """Stop following wall time: from now on only :meth:`advance` moves the clock."""
+        with self._lock:
+            if self._frozen is None:
+                self._frozen = self._wall() + self._offset
+
+    def resume(self) -> None:
+        """Follow wall time again, from the time the clock reads now."""
+        with self._lock:
+            if self._frozen is not None:
+                self._offset = self._frozen - self._wall()
+                self._frozen = None
+
     def now(self) -> float:
-        return self._wall() + self._offset
+        frozen = self._frozen
+        return frozen if frozen is not None else self._wall() + self._offset
 
     def lag(self) -> float:
         """Seconds the virtual clock is behind the wall clock (negative: ahead of it)."""
-        return -self._offset
+        return self._wall() - self.now()
 
     def advance(self, seconds: float) -> float:
         if seconds < 0:
             raise ValueError(f"cannot move the clock backwards ({seconds} s)")
         with self._lock:
             self._offset += seconds
+            if self._frozen is not None:
+                self._frozen += seconds
         new = self.now()
         self._notify(new)
         return new

@@ -1,5 +1,7 @@
 """The twin's core parts: clock, scheduler, object store."""
 
+import time
+
 import pytest
 
 from itbench_agents.twin.clock import ManualClock, VirtualClock
@@ -20,6 +22,49 @@ def test_virtual_clock_follows_wall_and_advances():
     assert c.now() == 1061.0
     with pytest.raises(ValueError):
         c.advance(-1)
+
+
+def test_a_paused_virtual_clock_moves_only_when_advanced_and_resumes_from_there():
+    wall = [1000.0]
+    c = VirtualClock.paused_at(500.0, wall=lambda: wall[0])
+    assert c.paused and c.now() == 500.0
+    wall[0] = 1010.0
+    assert c.now() == 500.0  # wall time passing does not move it
+    c.advance(60)
+    assert c.now() == 560.0
+    c.resume()
+    wall[0] = 1015.0
+    assert not c.paused and c.now() == 565.0 and c.lag() == 450.0
+    c.pause()
+    wall[0] = 2000.0
+    assert c.now() == 565.0
+
+
+def test_an_episode_twin_is_paused_outside_the_agents_turn(tmp_path):
+    """Deploy, injection and the alert wait do not depend on how fast the machine is."""
+    from itbench_agents.agents.base import Limits
+    from itbench_agents.harness.twin_env import TwinEnvironment
+    from itbench_agents.scenario.registry import ScenarioRegistry
+
+    env = TwinEnvironment(
+        ScenarioRegistry.default().get("sre/ad-scaled-to-zero-v1"), seed=1, workdir=tmp_path
+    )
+    try:
+        env.deploy()
+        assert env.now() % 60 == 3600 % 60  # a whole minute plus the history
+        env.inject()
+        before = env.now()
+        time.sleep(0.05)
+        assert env.now() == before
+        env.task(Limits())
+        time.sleep(0.05)
+        assert env.now() > before  # the agent's turn runs with wall time
+        env.settle()
+        after = env.now()
+        time.sleep(0.05)
+        assert env.now() == after
+    finally:
+        env.teardown()
 
 
 def test_scheduler_runs_in_time_order_with_pinned_now():
