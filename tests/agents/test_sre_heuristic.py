@@ -34,6 +34,19 @@ def _run(env, kind: str = "diagnosis+mitigation"):  # type: ignore[no-untyped-de
     return out, events
 
 
+def _changes_after_deploy(env, *commands: str) -> None:  # type: ignore[no-untyped-def]
+    """Run kubectl ``commands`` long after the app was deployed, then let a minute pass."""
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    for cmd in commands:
+        res = get_tool("kubectl").invoke(ctx, {"command": cmd})
+        assert not res.error, res.output
+    env.twin.advance(60)
+
+
 def test_scaled_to_zero_found_by_walking_the_graph(shop) -> None:  # type: ignore[no-untyped-def]
     out, events = _run(shop)
     assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
@@ -151,14 +164,7 @@ def test_bad_rollout_is_undone_but_a_restart_is_not_a_change(env) -> None:  # ty
 def test_a_healthy_release_off_the_failing_path_is_left_alone(env) -> None:  # type: ignore[no-untyped-def]
     """A benign env-var rollout of checkout beside a quota fault: the quota goes, the release
     stays (undoing every change is collateral damage, docs/metrics.md)."""
-    from itbench_agents.tools.context import ToolContext
-    from itbench_agents.tools.registry import get_tool
-
-    env.twin.advance(900)
-    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
-    res = get_tool("kubectl").invoke(ctx, {"command": "set env deployment/checkout LOG_LEVEL=debug"})
-    assert not res.error, res.output
-    env.twin.advance(60)
+    _changes_after_deploy(env, "set env deployment/checkout LOG_LEVEL=debug")
     env.twin.apply([
         {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "mem", "namespace": "shop"}, "spec": {"hard": {"memory": "1Gi"}}},
     ])  # fmt: skip
@@ -173,14 +179,7 @@ def test_a_healthy_release_off_the_failing_path_is_left_alone(env) -> None:  # t
 def test_a_healthy_release_beside_a_flag_fault_is_left_alone(env) -> None:  # type: ignore[no-untyped-def]
     """Everyday releases do not make a service a suspect: with a feature flag explaining the
     incident, the healthy release of frontend's other callee stays (rolling it back is collateral)."""
-    from itbench_agents.tools.context import ToolContext
-    from itbench_agents.tools.registry import get_tool
-
-    env.twin.advance(900)
-    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
-    res = get_tool("kubectl").invoke(ctx, {"command": "set env deployment/checkout LOG_LEVEL=debug"})
-    assert not res.error, res.output
-    env.twin.advance(60)
+    _changes_after_deploy(env, "set env deployment/checkout LOG_LEVEL=debug")
     flags = {"flags": {"cartFailure": {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "on"}}}  # fmt: skip
     env.twin.apply([
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "flagd-config", "namespace": "shop"}, "data": {"demo.flagd.json": json.dumps(flags)}},
@@ -197,15 +196,9 @@ def test_error_traces_lead_to_a_ready_callee_that_answers_nothing(env) -> None: 
     is found from the caller's error traces, and its release is the one undone."""
     from fakes import span
 
-    from itbench_agents.tools.context import ToolContext
-    from itbench_agents.tools.registry import get_tool
-
-    env.twin.advance(900)
-    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
-    for cmd in ("set env deployment/frontend LOG_LEVEL=debug", "set env deployment/cart MODE=other"):
-        res = get_tool("kubectl").invoke(ctx, {"command": cmd})
-        assert not res.error, res.output
-    env.twin.advance(60)
+    _changes_after_deploy(
+        env, "set env deployment/frontend LOG_LEVEL=debug", "set env deployment/cart MODE=other"
+    )
     call = span("b", "p2", "GetCart", "a", error=True)
     call["tags"] += [
         {"key": "span.kind", "type": "string", "value": "client"},
@@ -237,15 +230,7 @@ def test_a_callers_address_change_is_blamed_before_the_callee_it_names() -> None
 
 
 def test_a_deleted_service_is_recreated_even_when_its_workload_also_changed(env) -> None:  # type: ignore[no-untyped-def]
-    from itbench_agents.tools.context import ToolContext
-    from itbench_agents.tools.registry import get_tool
-
-    env.twin.advance(900)
-    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
-    for cmd in ("set env deployment/cart LOG_LEVEL=debug", "delete service cart"):
-        res = get_tool("kubectl").invoke(ctx, {"command": cmd})
-        assert not res.error, res.output
-    env.twin.advance(60)
+    _changes_after_deploy(env, "set env deployment/cart LOG_LEVEL=debug", "delete service cart")
     _firing(env, "checkout")
     out, _ = _run(env)
     assert [e.name for e in out.diagnosis.entities] == ["shop/Service/cart"]
