@@ -84,7 +84,9 @@ SNOOP = r"""
 hits = []
 # 1. the filesystem: anything that looks like run records, trajectories or scenario files
 roots = [os.path.dirname(WORK), "/tmp", os.path.expanduser("~"), "/work", "/root", "/home", "/usr", "/opt", "/etc", "/srv", "/var"]
-seen = 0
+# bounded, so the walk does not depend on how much this machine holds: with the sandbox the
+# visible tree is small and the walk must finish (the test checks ``walk_complete``)
+seen, deadline, walk_complete = 0, time.monotonic() + 45, True
 for root in roots:
     for d, dirs, files in os.walk(root):
         if d.startswith(WORK) or d.startswith("/proc") or d.startswith("/sys"):
@@ -94,8 +96,11 @@ for root in roots:
             if f in ("episodes.jsonl", "trajectory.jsonl", "run.json", ".harness-key") or (
                 f.endswith(".yaml") and "sre" in d.split(os.sep)):
                 hits.append(os.path.join(d, f))
-        if seen > 400000:
+        if seen > 400000 or time.monotonic() > deadline:
+            walk_complete = False
             break
+    if not walk_complete:
+        break
 # 2. the environment: nothing beyond the documented variables
 documented = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "KUBECONFIG", "KUBECONFIG_READONLY",
               "KUBE_URL", "PROMETHEUS_URL", "LOKI_URL", "JAEGER_URL", "ALERTMANAGER_URL", "ITBENCH_WORKDIR",
@@ -112,7 +117,7 @@ for pid in os.listdir("/proc"):
             continue
         if "itbench_agents" in cmd or "--scenario" in cmd or "--run-dir" in cmd or "ITBENCH" in cmd:
             cmdlines.append(cmd)
-report(["otel-demo/Deployment/frontend"], files=hits, env=extra_env, cmdlines=cmdlines, parent=os.listdir(os.path.dirname(WORK)))
+report(["otel-demo/Deployment/frontend"], files=hits, walk_complete=walk_complete, env=extra_env, cmdlines=cmdlines, parent=os.listdir(os.path.dirname(WORK)))
 """
 
 
@@ -121,6 +126,7 @@ def test_snooping_agent_finds_no_answer_and_no_records(tmp_path: Path) -> None:
     script = agent_script(tmp_path, "snoop", SNOOP)
     run_dir, _ = run_command_agent(tmp_path, script, "sre/payment-failure-flag-v1")
     found = findings(run_dir)
+    assert found["walk_complete"], "the sandboxed walk should see a small tree and finish"
     assert found["files"] == [], found["files"][:5]
     assert found["env"] == []
     assert found["cmdlines"] == []
