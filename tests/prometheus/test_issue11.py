@@ -157,7 +157,10 @@ def test_the_twin_lock_is_free_while_a_query_evaluates(api: Any, fake_twin: Fake
         ("abs(foo, bar)", '1:1: parse error: expected 1 argument(s) in call to "abs", got 2'),
         ("nonexistent(foo)", '1:1: parse error: unknown function with name "nonexistent"'),
         ("foo @ bar", '1:7: parse error: unexpected identifier "bar" in @, expected timestamp'),
-        ("up offset", "1:10: parse error: unexpected end of input in offset, expected duration"),
+        (  # Prometheus 3 (offset takes numbers, step() and range() too)
+            "up offset",
+            "1:10: parse error: unexpected end of input in offset, expected number, duration, step(), or range()",
+        ),
         (
             "count_values(1, up)",
             "1:14: parse error: expected type string in aggregation parameter, got scalar",

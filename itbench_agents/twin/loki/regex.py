@@ -36,6 +36,7 @@ _RENAMES = {
     "invalid perl operator": "invalid or unsupported Perl syntax",
     "bad repetition operator": "invalid nested repetition operator",
     "bad repetition argument": "invalid repeat count",
+    "invalid repetition size": "invalid repeat count",
 }
 
 

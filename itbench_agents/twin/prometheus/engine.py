@@ -811,7 +811,7 @@ class Engine:
         from .extended import mark, mark_info
 
         check_query(query)
-        text = mark_info(mark(rewrite(query)))
+        text = mark_info(mark(_rewritten(rewrite, query)))
         node = parse(text)
         check_call_types(utf8_escapes(text), node)
         ev = self._evaluator(t_ms, t_ms, 0)
@@ -844,7 +844,7 @@ class Engine:
         from .extended import mark, mark_info
 
         check_query(query)
-        text = mark_info(mark(rewrite(query, step_ms / 1000.0, (end_ms - start_ms) / 1000.0)))
+        text = mark_info(mark(_rewritten(rewrite, query, step_ms / 1000.0, (end_ms - start_ms) / 1000.0)))
         node = parse(text)
         check_call_types(utf8_escapes(text), node)
         ev = self._evaluator(start_ms, end_ms, step_ms)
@@ -897,6 +897,19 @@ class Engine:
         return QueryResult(
             "vector", vector=[(s.labels, t_ms, float(s.values[0])) for s in series if s.present[0]]
         )
+
+
+def _rewritten(rewrite: Callable[..., str], query: str, *args: float) -> str:
+    """``rewrite(query, *args)`` (duration expressions); its syntax errors get Prometheus' wording."""
+    try:
+        return rewrite(query, *args)
+    except PromQLError as exc:
+        if exc.error_type != "bad_data" or not exc.message.startswith("1:1: parse error: "):
+            raise
+        from .parse_errors import translate
+
+        msg = translate(query, exc.message.removeprefix("1:1: parse error: "))
+        raise PromQLError(msg, "bad_data") from None
 
 
 def _sort_key(labels: Labels) -> list[tuple[str, str]]:
