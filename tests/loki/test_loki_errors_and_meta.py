@@ -130,7 +130,8 @@ def test_bad_steps(loki: str) -> None:
         "zero or negative query resolution step widths are not accepted. Try a positive integer"
     )
     assert bad(get(loki, "query_range", query=q, step="1ms")) == (
-        "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"
+        "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the step "
+        "parameter"
     )
     assert bad(get(loki, "query_range", query=q, step="soon")) == 'cannot parse "soon" to a valid duration'
 

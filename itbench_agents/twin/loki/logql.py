@@ -124,6 +124,12 @@ class MetricResult:
     stats: Stats = field(default_factory=Stats)
 
 
+DEADLINE_EXCEEDED = (  # Loki 3's ErrDeadlineExceeded (pkg/util/server), answered with 504
+    "request timed out, decrease the duration of the request or add more label matchers (prefer exact match "
+    "over regex match) to reduce the amount of data processed"
+)
+
+
 @dataclass
 class Limits:
     max_series: int = 500  # limits_config.max_query_series (the answer)
@@ -194,7 +200,7 @@ class Engine:
     # ----------------------------------------------------------------- evaluation
     def _check_deadline(self) -> None:
         if time.monotonic() > self._deadline:
-            raise QueryTimeout("query timed out: context deadline exceeded")
+            raise QueryTimeout(DEADLINE_EXCEEDED)
 
     def _eval(self, e: MetricExpr, steps: np.ndarray, stats: Stats) -> Vec | Scalar:
         if isinstance(e, Literal_):
@@ -259,6 +265,9 @@ class Engine:
                 for ts, line in stream.entries:
                     if ts <= lo_ns or ts > hi_ns:
                         continue
+                    n += 1
+                    if n & 0xFFF == 0:  # per chunk of lines, not only per stream
+                        self._check_deadline()
                     stats.lines += 1
                     stats.bytes += len(line)
                     if pipeline.keep_line(line):
@@ -317,6 +326,7 @@ class Engine:
             return _counting_windows(op, list(samples.values()), steps, lr.offset_ns, lr.range_ns)
         out: list[Series] = []
         for labels, tss, vals in samples.values():
+            self._check_deadline()  # per series: many series x many steps is the heavy part
             order = np.argsort(np.asarray(tss, dtype=np.int64), kind="stable")
             ts_arr = np.asarray(tss, dtype=np.int64)[order]
             v_arr = np.asarray(vals, dtype=float)[order]

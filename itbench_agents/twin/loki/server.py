@@ -369,8 +369,8 @@ class LokiApi:
             )
         if (end - start) / step > MAX_POINTS:
             raise BadRequest(
-                "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query "
-                "resolution (?step=XX)"
+                "exceeded maximum resolution of 11,000 points per time series. Try increasing the value of the "
+                "step parameter"
             )
         steps = np.arange(start, end + 1, step, dtype=np.int64)
         mres = engine.eval_metric(expr, steps)  # source calls are locked
