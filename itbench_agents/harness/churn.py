@@ -20,6 +20,10 @@ cluster. Only changes the twin's behaviour model is known to ignore are planned:
 ``configmap``        an annotation edit on a ConfigMap (its data is unchanged)
 ``node-label``       a new label on a node that nothing selects
 
+and benign look-alikes of fault signatures (a recovered chaos drill, a paused chaos Schedule, a
+feature flag that is on, a CronJob, a failed one-off Job whose alert is chronic noise): see
+:mod:`churn_lookalikes`.
+
 A change never touches the fault's footprint: no object the scenario's operations (faults and
 mitigation) name, no workload the ground truth names (names or filters), no workload whose name
 appears anywhere in the operations (chaos selectors...), no stateful or infrastructure workload
@@ -45,6 +49,7 @@ from typing import Any, Literal
 from ..scenario.inject import apply_operation
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp, Scenario, Target
+from . import churn_lookalikes as lookalikes
 
 ChurnMode = Literal["default", "none"]
 CHURN_MODES: tuple[str, ...] = ("default", "none")
@@ -87,6 +92,10 @@ class ChurnChange:
     ops: list[Operation]
     detail: str
     applied_at: float | None = None
+    min_gap_s: float = 0.0
+    """Twin seconds that must pass after a ``before`` change before the fault."""
+    alert_owner: str | None = None
+    """Name prefix of the pods whose alerts the change raises on purpose (a failed Job)."""
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -97,6 +106,10 @@ class ChurnChange:
             "operations": [op.describe() for op in self.ops],
             "applied_at": self.applied_at,
         }
+
+    def explains(self, labels: dict[str, str]) -> bool:
+        """Whether an alert with ``labels`` is one this change raises on purpose."""
+        return self.alert_owner is not None and lookalikes.explains(self.alert_owner, labels)
 
 
 @dataclass
@@ -110,7 +123,13 @@ class ChurnPlan:
     skipped: list[str] = field(default_factory=list)
     """Change kinds the plan could not use, each with the reason."""
     firing_before_fault: list[str] = field(default_factory=list)
-    """Alerts of the namespace firing once the pre-fault changes are done (must be none)."""
+    """Alerts of the namespace firing once the pre-fault changes are done."""
+    planted_alerts: list[str] = field(default_factory=list)
+    """Those of :attr:`firing_before_fault` a change raises on purpose (chronic noise)."""
+
+    def unexplained_alerts(self) -> list[str]:
+        """Alerts firing before the fault that no change planted (must be none)."""
+        return [a for a in self.firing_before_fault if a not in self.planted_alerts]
 
     @property
     def before(self) -> list[ChurnChange]:
@@ -133,6 +152,7 @@ class ChurnPlan:
             "post_gap_s": self.post_gap_s,
             "skipped": self.skipped,
             "firing_before_fault": self.firing_before_fault,
+            "planted_alerts": self.planted_alerts,
         }
 
 
@@ -179,6 +199,8 @@ class Protection:
     gt_filters: list[str]
     creates_netpol: bool
     touches_nodes: bool
+    creates_quota: bool = False
+    """The operations create a ResourceQuota or LimitRange (new pods would count against it)."""
 
     @classmethod
     def of(cls, scenario: Scenario) -> Protection:
@@ -197,6 +219,7 @@ class Protection:
             gt_names=gt_names,
             gt_filters=gt_filters,
             creates_netpol="NetworkPolicy" in kinds,
+            creates_quota=bool({"ResourceQuota", "LimitRange"} & kinds),
             touches_nodes="Node" in kinds
             or any(w in blob for w in ("nodeSelector", "nodeName", "affinity", "taint", "toleration")),
         )
@@ -454,6 +477,8 @@ def _plan_benign(
                 kind, phase, _key("NetworkPolicy", ns, pol_name), [CreateOp(op="create", object=pol)],
                 f"new allow-all-ingress NetworkPolicy for {name}",
             )  # fmt: skip
+        if kind in lookalikes.MAKERS:
+            return make_lookalike(kind, phase)
         if kind == "configmap":
             pool = [c for c in configmaps if _name(c) not in used]
             if not pool:
@@ -486,6 +511,25 @@ def _plan_benign(
             )  # fmt: skip
         raise ValueError(f"unknown churn kind {kind!r}")  # pragma: no cover
 
+    def make_lookalike(kind: str, phase: Phase) -> ChurnChange | str:
+        ctx = lookalikes.LookalikeContext(
+            rng=rng,
+            namespace=ns,
+            api=api,
+            pool=workloads(phase),
+            protected_objects=prot.objects,
+            creates_pods_ok=not (prot.touches_nodes or prot.creates_quota),
+        )
+        got = lookalikes.MAKERS[kind](ctx)
+        if isinstance(got, str):
+            return got
+        if got.before_only and phase == "after":
+            return "only before the fault"
+        return ChurnChange(
+            kind, phase, got.target, got.ops, got.detail,
+            min_gap_s=got.min_gap_s, alert_owner=got.alert_owner,
+        )  # fmt: skip
+
     kinds = [
         "rollout-env",
         "rollout-image",
@@ -494,8 +538,9 @@ def _plan_benign(
         "networkpolicy",
         "configmap",
         "node-label",
+        *lookalikes.WEIGHTS,
     ]
-    weights = [4, 2, 3, 2, 1, 2, 1]
+    weights = [4, 2, 3, 2, 1, 2, 1, *lookalikes.WEIGHTS.values()]
     for phase in phases:
         order = _weighted_order(rng, kinds, weights)
         for kind in order:
@@ -506,7 +551,7 @@ def _plan_benign(
             note = f"{kind} ({phase}): {got}"
             if note not in plan.skipped:
                 plan.skipped.append(note)
-    plan.pre_gaps_s = [float(round(rng.uniform(*PRE_GAP_S))) for _ in plan.before]
+    plan.pre_gaps_s = [max(float(round(rng.uniform(*PRE_GAP_S))), c.min_gap_s) for c in plan.before]
     plan.post_gap_s = float(round(rng.uniform(*POST_GAP_S))) if plan.after else 0.0
 
 
@@ -569,9 +614,12 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
     from .endstate import alert_identity
     from .twin_env import incident_alerts
 
-    plan.firing_before_fault = sorted(
-        alert_identity(a.get("labels") or {})
-        for a in incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
+    firing = incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
+    plan.firing_before_fault = sorted(alert_identity(a.get("labels") or {}) for a in firing)
+    plan.planted_alerts = sorted(
+        alert_identity(labels)
+        for a in firing
+        if any(c.explains(labels := a.get("labels") or {}) for c in plan.before)
     )
     return plan
 

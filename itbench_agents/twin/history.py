@@ -13,6 +13,14 @@ catalogue holds, an env var no model reads), stateful and infrastructure workloa
 ``Recreate`` Deployments keep revision 1 (a rollout of those is not free of downtime), and the
 last rollout ends well before the pre-history does, so the app is settled and healthy at the
 end. Everything is a pure function of (app, seed, history length).
+
+Install order is history too: on a real install the databases and brokers are often not ready
+when their clients start, so the clients crash and restart a few times. Here a seeded subset of
+the *fatal* dependencies (those whose clients exit when they cannot connect: postgresql and kafka
+in otel-demo, the mongodb and memcached instances in hotel-reservation) is applied 20–45 s after
+the rest; the twin's kubelet model then crash-loops their clients until they are up. One seeded
+client of each keeps its install pod (no past rollout), so ``kubectl get pods`` shows restarts
+long ago and the events show the BackOff, as on a real cluster that has been running for a while.
 """
 
 from __future__ import annotations
@@ -36,6 +44,10 @@ MAX_PAST_REVISIONS = 3
 WINDOW = (0.05, 0.6)
 """Past rollouts happen in this fraction of the pre-history (the rest lets the app settle)."""
 MIN_SETTLE_S = 120.0
+LATE_DEPENDENCY_S = (20.0, 45.0)
+"""Seeded seconds a late fatal dependency comes up after the rest of the app."""
+LATE_MIN_HISTORY_S = 300.0
+"""Shorter pre-histories have no late dependencies (their clients need time to settle)."""
 OLDER_RELEASES = ("2.1.3", "2.0.2")
 LOG_LEVELS = ("debug", "warn", "info")
 
@@ -50,13 +62,55 @@ class PastRollout:
 
 
 @dataclass
+class LateDependency:
+    at_s: float
+    """Seconds after the start of the pre-history."""
+    workload: str
+    clients: list[str]
+    """Workloads that exit when they cannot reach it."""
+
+
+@dataclass
 class HistoryPlan:
     initial: list[Obj]
     """The manifests as first applied (earliest templates)."""
     rollouts: list[PastRollout] = field(default_factory=list)
+    late: list[LateDependency] = field(default_factory=list)
 
     def describe(self) -> list[dict[str, Any]]:
         return [{"at_s": r.at_s, "deployment": r.deployment, "detail": r.detail} for r in self.rollouts]
+
+
+def fatal_dependants(services: dict[str, Any]) -> dict[str, list[str]]:
+    """Workload of each fatal dependency → the workloads that exit without it (behaviour model)."""
+    out: dict[str, set[str]] = {}
+    for name, svc in services.items():
+        for dep_name, dep in (getattr(svc, "dependencies", None) or {}).items():
+            if getattr(dep, "fatal", None) is None or dep_name not in services:
+                continue
+            target = getattr(services[dep_name], "workload", None) or dep_name
+            out.setdefault(target, set()).add(getattr(svc, "workload", None) or name)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def plan_late_dependencies(
+    dependants: dict[str, list[str]], *, app: str, seed: int, history_s: float
+) -> list[LateDependency]:
+    """A seeded subset of the fatal dependencies and the seconds each comes up late."""
+    if history_s < LATE_MIN_HISTORY_S:
+        return []
+    rng = random.Random(int.from_bytes(hashlib.sha256(f"late:{seed}:{app}".encode()).digest()[:8], "big"))
+    return [
+        LateDependency(float(round(rng.uniform(*LATE_DEPENDENCY_S))), dep, clients)
+        for dep, clients in dependants.items()
+        if rng.random() < 0.5
+    ]
+
+
+def keep_restarts_visible(late: list[LateDependency], *, app: str, seed: int) -> set[str]:
+    """One seeded client of each late dependency: it keeps its install pod (no past rollout)."""
+    rng = random.Random(int.from_bytes(hashlib.sha256(f"keep:{seed}:{app}".encode()).digest()[:8], "big"))
+    return {rng.choice(d.clients) for d in late if d.clients}
 
 
 def _rng(seed: int, app: str) -> random.Random:
@@ -75,6 +129,10 @@ def _older_image(image: str, image_ok: Callable[[str], bool] | None, skip: int) 
     return found[min(skip, len(found) - 1)] if found else None
 
 
+def _name(o: Obj) -> str:
+    return str((o.get("metadata") or {}).get("name", ""))
+
+
 def _set_env(container: Obj, name: str, value: str | None) -> None:
     env = [e for e in container.get("env") or [] if e.get("name") != name]
     if value is not None:
@@ -89,8 +147,10 @@ def plan_history(
     seed: int,
     history_s: float,
     image_ok: Callable[[str], bool] | None = None,
+    keep: set[str] | frozenset[str] = frozenset(),
 ) -> HistoryPlan:
-    """Earlier templates for some Deployments and the seeded times they roll forward to ``manifests``."""
+    """Earlier templates for some Deployments and the seeded times they roll forward to
+    ``manifests``; the Deployments in ``keep`` have no past rollout."""
     rng = _rng(seed, app)
     initial = [copy.deepcopy(o) for o in manifests]
     lo, hi = WINDOW[0] * history_s, min(WINDOW[1] * history_s, history_s - MIN_SETTLE_S)
@@ -105,7 +165,7 @@ def plan_history(
         if INFRA.fullmatch(name) or (spec.get("strategy") or {}).get("type") == "Recreate":
             continue
         n_past = rng.choice((0, 1, 1, 2, 2, 3))
-        if not n_past:
+        if not n_past or name in keep:
             continue
         # templates[0] is the oldest; the manifest's own template is the newest
         templates: list[Obj] = []
@@ -141,23 +201,42 @@ def bring_up_with_history(twin: Any, model: Any, history_s: float) -> HistoryPla
     catalogue = getattr(getattr(twin, "behaviour", None), "catalogue", None)
     find = getattr(catalogue, "find", None)
     image_ok = (lambda image: find(image) is not None) if callable(find) else None
+    app = str(getattr(model, "id", ""))
+    services = getattr(getattr(model, "behaviour", None), "services", None) or {}
+    served = {_name(o) for o in model.manifests if o.get("kind") in ("Deployment", "StatefulSet")}
+    dependants = {k: v for k, v in fatal_dependants(services).items() if k in served}
+    late = plan_late_dependencies(dependants, app=app, seed=twin.seed, history_s=history_s)
     plan = plan_history(
-        list(model.manifests), app=str(getattr(model, "id", "")), seed=twin.seed, history_s=history_s,
-        image_ok=image_ok,
+        list(model.manifests), app=app, seed=twin.seed, history_s=history_s, image_ok=image_ok,
+        keep=keep_restarts_visible(late, app=app, seed=twin.seed),
     )  # fmt: skip
+    plan.late = late
     by_name = {
         str((o.get("metadata") or {}).get("name", "")): o
         for o in model.manifests
         if o.get("kind") == "Deployment"
     }
+    late_names = {d.workload for d in late}
+
+    def is_late(o: Obj) -> bool:
+        return o.get("kind") in ("Deployment", "StatefulSet") and _name(o) in late_names
+
     with twin.lock:
-        twin.apply(plan.initial)
+        twin.apply([o for o in plan.initial if not is_late(o)])
         twin.sync()
     elapsed = 0.0
-    for r in plan.rollouts:
-        if r.at_s > elapsed:
-            twin.advance(r.at_s - elapsed)
-            elapsed = r.at_s
+    events: list[tuple[float, str, Any]] = [(d.at_s, "late", d) for d in late]
+    events += [(r.at_s, "rollout", r) for r in plan.rollouts]
+    events.sort(key=lambda e: (e[0], e[1]))
+    for at_s, what, item in events:
+        if at_s > elapsed:
+            twin.advance(at_s - elapsed)
+            elapsed = at_s
+        if what == "late":
+            with twin.lock:
+                twin.apply([o for o in plan.initial if is_late(o) and _name(o) == item.workload])
+            continue
+        r = item
         obj = copy.deepcopy(by_name[r.deployment])
         obj["spec"]["template"] = copy.deepcopy(r.template)
         with twin.lock:

@@ -9,12 +9,19 @@ from typing import Any, cast
 import pytest
 
 from itbench_agents.harness.churn import ChurnPlan, churn_mode, collisions, plan_churn, upstream_of
+from itbench_agents.harness.churn_lookalikes import NEW_FLAGS
 from itbench_agents.harness.endstate import fault_footprint
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.twin.app.loader import load_app
 from itbench_agents.twin.history import plan_history
 
 SEEDS = range(6)
+LOOKALIKE_APIS = {
+    "NetworkChaos": "chaos-mesh.org/v1alpha1",
+    "Schedule": "chaos-mesh.org/v1alpha1",
+    "CronJob": "batch/v1",
+    "Job": "batch/v1",
+}
 
 
 class ManifestApi:
@@ -220,7 +227,7 @@ def test_episode_churn_is_applied_through_the_api(tmp_path):
         env.inject()
         plan = env.churn_plan
         assert plan is not None and len(plan.changes) == 3 and plan.before and plan.after
-        assert plan.firing_before_fault == []
+        assert plan.unexplained_alerts() == []
         assert env.baseline is not None and all(j.ok for j in env.baseline.journeys)
         assert env.injected_at is not None
         for c in plan.before:
@@ -244,9 +251,14 @@ def test_episode_churn_is_applied_through_the_api(tmp_path):
                 assert api.get("autoscaling/v2", kind, sc.namespace, name)
             elif kind == "NetworkPolicy":
                 assert api.get("networking.k8s.io/v1", kind, sc.namespace, name)
+            elif kind == "ConfigMap" and c.kind == "flag-on":
+                data = api.get("v1", kind, sc.namespace, name)["data"]["demo.flagd.json"]
+                assert any(f'"{f}"' in data for f in NEW_FLAGS), c.detail
             elif kind == "ConfigMap":
                 ann = api.get("v1", kind, sc.namespace, name)["metadata"].get("annotations", {})
                 assert "platform.example.com/reviewed-by" in ann
+            elif kind in LOOKALIKE_APIS:
+                assert api.get(LOOKALIKE_APIS[kind], kind, sc.namespace, name), c.detail
             else:
                 assert kind == "Node"
                 labels = api.get("v1", "Node", None, name)["metadata"]["labels"]
@@ -315,3 +327,124 @@ def test_a_red_herring_on_the_footprint_is_an_error():
     restarted = next(op for op in sc.faults if op.op == "restart")  # the flag fault restarts flagd
     with pytest.raises(ValidationError, match="collides with the fault's footprint"):
         _with_herring(sc, restarted.name)  # type: ignore[union-attr]
+
+
+LOOKALIKE_SCENARIOS = (
+    "sre/ad-failure-flag-v1",
+    "sre/accounting-scaled-to-zero-v1",
+    "sre/control-hotel-reservation-healthy-v1",
+    "sre/ad-jvm-heap-stress-v1",
+)
+
+
+def _with_lookalike(kind: str) -> tuple[Any, int]:
+    """The first (scenario, seed) of LOOKALIKE_SCENARIOS whose plan has a ``kind`` look-alike."""
+    reg = ScenarioRegistry.default()
+    for seed in range(40):
+        for sid in LOOKALIKE_SCENARIOS:
+            sc = reg.get(sid)
+            if any(c.kind == kind for c in _plan(sc, seed).changes):
+                return sc, seed
+    raise AssertionError(f"no plan with {kind}")
+
+
+@pytest.mark.parametrize("kind", ["chaos-recovered", "chaos-paused", "flag-on", "cronjob", "job-failed"])
+def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, tmp_path: Any) -> None:
+    """Each look-alike of a fault signature is what it claims on a real twin, leaves the app
+    healthy at the baseline, and the scenario's reference fix still passes every end-state check."""
+    from itbench_agents.agents.base import Limits
+    from itbench_agents.harness.twin_env import TwinEnvironment
+    from itbench_agents.scenario.inject import apply_operations
+    from itbench_agents.scenario.kubeapi import KubeApi
+
+    sc, seed = _with_lookalike(kind)
+    env = TwinEnvironment(sc, seed=seed, workdir=tmp_path, history_s=600, churn="default")
+    try:
+        env.deploy()
+        env.inject()
+        plan, api, base = env.churn_plan, env.api, env.baseline
+        assert plan is not None and api is not None and base is not None
+        change = next(c for c in plan.changes if c.kind == kind)
+        ns, k, name = change.target.split("/")
+        assert plan.unexplained_alerts() == [], plan.describe()
+        assert all(j.ok for j in base.journeys), [j.name for j in base.journeys if not j.ok]
+        if kind == "chaos-recovered":
+            obj = api.get("chaos-mesh.org/v1alpha1", k, ns, name)
+            conds = {c["type"]: c["status"] for c in obj["status"]["conditions"]}
+            assert conds["AllRecovered"] == "True", conds
+        elif kind == "chaos-paused":
+            children = [
+                o
+                for ck in ("PodChaos", "NetworkChaos")
+                for o in api.list("chaos-mesh.org/v1alpha1", ck, ns)
+                if (o["metadata"].get("labels") or {}).get("managed-by") == name
+            ]
+            assert api.get("chaos-mesh.org/v1alpha1", k, ns, name) and children == []
+        elif kind == "flag-on":
+            assert any(f'"{f}"' in api.get("v1", k, ns, name)["data"]["demo.flagd.json"] for f in NEW_FLAGS)
+        elif kind == "job-failed":
+            job = api.get("batch/v1", k, ns, name)
+            assert any(c["type"] == "Failed" for c in job["status"]["conditions"]), job["status"]
+            planted = [a for a in plan.planted_alerts if a.startswith("FailedPodsDetected{")]
+            assert planted and all(a in base.alerts_active for a in planted), (
+                plan.describe(),
+                base.alerts_active,
+            )
+        env.wait_for_alerts()
+        task = env.task(Limits())
+        agent_api = KubeApi.from_kubeconfig(env.endpoints.kube_url, task.endpoints.kubeconfig)
+        apply_operations(agent_api, sc.mitigation, env._now_dt)
+        env.settle()
+        mit = env.evaluate()
+        assert mit.passed, mit.reason
+        if kind == "cronjob":
+            env.twin.advance(330, step=env.step_s)
+            jobs = [
+                j
+                for j in api.list("batch/v1", "Job", ns)
+                if any(r.get("name") == name for r in j["metadata"].get("ownerReferences") or [])
+            ]
+            done = [
+                j
+                for j in jobs
+                if any(c["type"] == "Complete" for c in (j.get("status") or {}).get("conditions") or [])
+            ]
+            assert done, [j.get("status") for j in jobs]
+    finally:
+        env.teardown()
+
+
+def test_a_dependency_that_came_up_late_leaves_startup_restarts() -> None:
+    """A fatal dependency applied late at install crash-loops its clients for a while; the kept
+    client shows the restarts and the BackOff events an hour later, and everything is ready."""
+    from itbench_agents.twin.clock import ManualClock
+    from itbench_agents.twin.history import fatal_dependants, plan_late_dependencies
+    from itbench_agents.twin.instance import Twin
+    from itbench_agents.twin.kube.store import GroupResource
+
+    deps = fatal_dependants(_app("otel-demo").behaviour.services)
+    assert deps["postgresql"] == ["product-catalog"] and "kafka" in deps
+    assert plan_late_dependencies(deps, app="otel-demo", seed=0, history_s=200) == []
+    seed = next(
+        s
+        for s in range(20)
+        if "postgresql"
+        in {d.workload for d in plan_late_dependencies(deps, app="otel-demo", seed=s, history_s=3600)}
+    )
+    tw = Twin.for_app("otel-demo", seed=seed, clock=ManualClock(), history_s=3600, past=True)
+    tw.sync()
+    pods = tw.store.list(GroupResource("", "pods"), "otel-demo")
+    assert all(c.get("ready") for p in pods for c in (p.get("status") or {}).get("containerStatuses") or [])
+    restarted = {
+        p["metadata"]["name"]
+        for p in pods
+        for c in (p.get("status") or {}).get("containerStatuses") or []
+        if c.get("restartCount", 0) >= 1
+    }
+    assert any(n.startswith("product-catalog-") for n in restarted), restarted
+    backoff = [
+        e
+        for e in tw.store.list(GroupResource("", "events"), "otel-demo")
+        if e.get("reason") == "BackOff" and e["involvedObject"]["name"] in restarted
+    ]
+    assert backoff
