@@ -387,7 +387,7 @@ def translate(query: str, msg: str) -> str:
     if msg.startswith("unexpected end of input inside brackets"):
         return _err(query, end, "unclosed left bracket")
     if msg.startswith("unexpected end of input in offset"):
-        return _err(query, end, "unexpected end of input in offset, expected duration")
+        return _err(query, end, f"unexpected end of input in offset, expected {_OFFSET_EXPECTED}")
     if msg.startswith("unexpected right parenthesis"):
         found = _scan(query, toks)  # Go reports the position after the parenthesis
         return _err(query, found[0] + 1 if found else 0, "unexpected right parenthesis ')'")
@@ -510,7 +510,7 @@ def _scan(query: str, toks: list[Token]) -> tuple[int, str] | None:
             return end, "unexpected end of input"
         elif t.kind == "ident" and low == "offset" and prev is not None and _ends_operand(prev):
             if nxt is None:
-                return end, "unexpected end of input in offset, expected duration"
+                return end, f"unexpected end of input in offset, expected {_OFFSET_EXPECTED}"
             if nxt.kind != "num" and nxt.text not in "+-(" and nxt.text.lower() not in ("step", "range"):
                 return nxt.pos, f"unexpected {_in_offset(nxt)} in offset, expected {_OFFSET_EXPECTED}"
             if nxt.text in "+-" and i + 2 >= len(toks):
