@@ -13,10 +13,13 @@ everything comes from the endpoints.
 
 What counts as suspicious (the rules):
 
-- a Chaos Mesh experiment in the namespace → delete it;
-- a flag in the flagd ConfigMap whose ``defaultVariant`` is not ``off`` → set ``off``, restart flagd;
+- a Chaos Mesh experiment or Schedule in the namespace that is not paused and not recovered →
+  delete it;
+- a flag in the flagd ConfigMap whose ``defaultVariant`` is not ``off`` → set ``off``, restart flagd
+  (a flag the demo does not document is only a weak suspect);
 - a Deployment whose newest revision was rolled out after the app was deployed and is not healthy
-  (pods crash-looping, pending, not ready, OOM-killed) → ``rollout undo``;
+  (pods crash-looping, pending, not ready, OOM-killed; restarts that ended over 15 minutes before
+  the newest time the cluster shows, in a container ready since, are history) → ``rollout undo``;
 - a Deployment scaled to zero → scale to 1;
 - a Service whose selector matches no workload, or whose targetPort matches no container port →
   patch it back to the workload of the same name; a workload with ports but no Service → recreate it;
@@ -132,12 +135,50 @@ class Cluster:
     def of(self, kind: str) -> list[dict[str, Any]]:
         return self.objects.get(kind, [])
 
+    @property
+    def now(self) -> float:
+        """The newest time the cluster's objects mention (creations, pod state changes): the
+        cluster's "now" as far as these reads can tell."""
+        times = [_ts(o) for objs in self.objects.values() for o in objs]
+        for p in self.of("pods"):
+            st = p.get("status") or {}
+            for cs in (st.get("containerStatuses") or []) + (st.get("initContainerStatuses") or []):
+                for state in (cs.get("state") or {}, cs.get("lastState") or {}):
+                    for v in state.values():
+                        for key in ("startedAt", "finishedAt"):
+                            times.append(_parse(v.get(key)) if isinstance(v, dict) else 0.0)
+        return max(times, default=0.0)
+
 
 def _ts(obj: dict[str, Any]) -> float:
     try:
         return parse_rfc3339(obj["metadata"]["creationTimestamp"])
     except (KeyError, TypeError, ValueError):
         return 0.0
+
+
+def _parse(ts: Any) -> float:
+    try:
+        return parse_rfc3339(ts) if isinstance(ts, str) else 0.0
+    except ValueError:
+        return 0.0
+
+
+OLD_RESTART_S = 900.0
+"""A container whose last restart ended this long before the cluster's "now" and that is ready
+since has recovered (start-up ordering, a past incident): its restart count is history."""
+
+
+def chaos_active(obj: dict[str, Any]) -> bool:
+    """Whether a Chaos Mesh object can be doing anything: not paused, and (an experiment) not
+    recovered for good."""
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if str(ann.get("experiment.chaos-mesh.org/pause", "")).lower() == "true":
+        return False
+    if obj.get("kind") == "Schedule":
+        return True
+    conds = {c.get("type"): c.get("status") for c in (obj.get("status") or {}).get("conditions") or []}
+    return not (conds.get("AllRecovered") == "True" and conds.get("AllInjected") != "True")
 
 
 _POD_DEFAULTS: dict[str, Any] = {
@@ -244,7 +285,9 @@ class HeuristicAgent:
             return []
         return [p for p in c.of("pods") if matches_map(sel, p["metadata"].get("labels", {}))]
 
-    def _pod_trouble(self, pods: list[dict[str, Any]]) -> str | None:
+    def _pod_trouble(self, pods: list[dict[str, Any]], now: float = 0.0) -> str | None:
+        """What is wrong with the first troubled pod; restarts that ended more than
+        ``OLD_RESTART_S`` before ``now`` in a ready container are history, not trouble."""
         for p in pods:
             st = p.get("status", {})
             if st.get("phase") in ("Pending", "Failed"):
@@ -256,7 +299,9 @@ class HeuristicAgent:
                 if w.get("reason") in BAD_WAITING:
                     return f"pod {p['metadata']['name']}: {w['reason']}"
                 last = (cs.get("lastState") or {}).get("terminated") or {}
-                if last.get("reason") == "OOMKilled" or cs.get("restartCount", 0) >= 3:
+                ended = _parse(last.get("finishedAt"))
+                old = cs.get("ready") and ended > 0 and now - ended > OLD_RESTART_S
+                if not old and (last.get("reason") == "OOMKilled" or cs.get("restartCount", 0) >= 3):
                     return f"pod {p['metadata']['name']}: restarts={cs.get('restartCount', 0)} last={last.get('reason')}"
                 if not init and not cs.get("ready", True):
                     return f"pod {p['metadata']['name']}: container {cs.get('name')} not ready"
@@ -317,6 +362,8 @@ class HeuristicAgent:
         ns = c.ns
         out: list[Finding] = []
         for ch in c.chaos:
+            if not chaos_active(ch):
+                continue
             kind, name = ch.get("kind", "Chaos"), ch["metadata"]["name"]
             sel = (ch.get("spec", {}).get("selector") or {}).get("labelSelectors") or {}
             target = next(iter(sel.values()), None)
@@ -367,6 +414,9 @@ class HeuristicAgent:
                 )
                 if flagd:
                     fixes.append((f"rollout restart deployment/{flagd} -n {ns}", None))
+                # the demo's documented failure flags first; a flag it does not document is a
+                # product toggle of unknown effect: a weak suspect only
+                changed.sort(key=lambda f: f not in FLAG_SERVICE)
                 for i, flag in enumerate(changed):
                     svc = FLAG_SERVICE.get(flag) or next(
                         (s for s in svc_names if _kebab(flag).startswith(s)), None
@@ -378,6 +428,7 @@ class HeuristicAgent:
                             svc,
                             f"feature flag {flag} is enabled in {cm['metadata']['name']}",
                             fixes if i == 0 else [],
+                            weak=flag not in FLAG_SERVICE,
                         )
                     )
         return out
@@ -414,7 +465,7 @@ class HeuristicAgent:
                     )
                 )
                 continue
-            trouble = self._pod_trouble(self._pods_of(c, wl))
+            trouble = self._pod_trouble(self._pods_of(c, wl), c.now)
             status = wl.get("status", {})
             desired = wl.get("spec", {}).get("replicas", 1)
             if trouble is None and (status.get("readyReplicas") or 0) < desired:

@@ -236,3 +236,79 @@ def test_a_deleted_service_is_recreated_even_when_its_workload_also_changed(env)
     assert [e.name for e in out.diagnosis.entities] == ["shop/Service/cart"]
     assert out.mitigation_actions == ["kubectl apply -f - -n shop"]
     assert env.twin.get(SVC, "shop", "cart") is not None
+
+
+def test_a_paused_schedule_is_not_a_suspect(env) -> None:  # type: ignore[no-untyped-def]
+    from itbench_agents.twin.faults.chaos import chaos_crds
+
+    sel = {"namespaces": ["shop"], "labelSelectors": {"app": "cart"}}
+    paused = {
+        "apiVersion": "chaos-mesh.org/v1alpha1",
+        "kind": "Schedule",
+        "metadata": {"name": "gameday", "namespace": "shop", "annotations": {"experiment.chaos-mesh.org/pause": "true"}},
+        "spec": {"schedule": "0 3 * * 6", "type": "PodChaos", "historyLimit": 1, "concurrencyPolicy": "Forbid",
+                 "podChaos": {"action": "pod-kill", "mode": "one", "selector": sel}},
+    }  # fmt: skip
+    active = {
+        "apiVersion": "chaos-mesh.org/v1alpha1",
+        "kind": "NetworkChaos",
+        "metadata": {"name": "cart-delay", "namespace": "shop"},
+        "spec": {"action": "delay", "mode": "all", "selector": sel, "delay": {"latency": "2s"}},
+    }
+    env.twin.apply(chaos_crds())
+    env.twin.sync()
+    env.twin.apply([paused, active])
+    env.twin.sync()
+    _firing(env)
+    out, _ = _run(env, "diagnosis")
+    assert [e.name for e in out.diagnosis.entities] == ["shop/NetworkChaos/cart-delay"]
+
+
+def test_old_restarts_of_a_ready_container_are_history() -> None:
+    from itbench_agents.agents.sre_heuristic import chaos_active
+
+    def pod(finished: str, ready: bool = True) -> dict:
+        return {
+            "metadata": {"name": "p"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "c",
+                        "ready": ready,
+                        "restartCount": 3,
+                        "lastState": {"terminated": {"reason": "Error", "finishedAt": finished}},
+                    }
+                ],
+            },
+        }
+
+    agent = make_agent(AgentConfig())
+    now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    assert agent._pod_trouble([pod("2027-01-15T07:00:00Z")], now) is None
+    assert agent._pod_trouble([pod("2027-01-15T07:55:00Z")], now) is not None
+    assert agent._pod_trouble([pod("2027-01-15T07:00:00Z", ready=False)], now) is not None
+    assert agent._pod_trouble([pod("2027-01-15T07:00:00Z")]) is not None  # no "now": every restart counts
+    recovered = {"kind": "PodChaos", "status": {"conditions": [{"type": "AllRecovered", "status": "True"}]}}
+    assert not chaos_active(recovered)
+    assert chaos_active(
+        {"kind": "PodChaos", "status": {"conditions": [{"type": "AllInjected", "status": "True"}]}}
+    )
+
+
+def test_a_flag_the_demo_does_not_document_is_a_weak_suspect() -> None:
+    from itbench_agents.agents.sre_heuristic import Cluster
+
+    flags = {
+        "flags": {
+            "recommendationCarouselV2": {"variants": {"on": True, "off": False}, "defaultVariant": "on"},
+            "cartFailure": {"variants": {"on": True, "off": False}, "defaultVariant": "on"},
+        }
+    }
+    cm = {"metadata": {"name": "flagd-config"}, "data": {"demo.flagd.json": json.dumps(flags)}}
+    c = Cluster("shop", 0.0, {"configmaps": [cm]}, [], [])
+    found = make_agent(AgentConfig())._flag_rule(c, ["cart", "recommendation"])
+    assert [(f.reason.split()[2], f.weak, bool(f.fixes)) for f in found] == [
+        ("cartFailure", False, True),
+        ("recommendationCarouselV2", True, False),
+    ]
