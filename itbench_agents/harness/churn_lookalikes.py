@@ -95,10 +95,15 @@ def _selector(ctx: LookalikeContext, dep: dict[str, Any]) -> dict[str, Any]:
     return {"namespaces": [ctx.namespace], "labelSelectors": _labels(dep)}
 
 
-def chaos_recovered(ctx: LookalikeContext) -> Lookalike | str:
-    if not serves(ctx.api, CHAOS_API, "NetworkChaos", ctx.namespace):
+def _chaos_target(ctx: LookalikeContext, kind: str) -> dict[str, Any] | str:
+    """The workload a chaos look-alike of ``kind`` names, or why there is none."""
+    if not serves(ctx.api, CHAOS_API, kind, ctx.namespace):
         return "the cluster does not serve chaos-mesh.org"
-    dep = _pick(ctx)
+    return _pick(ctx)
+
+
+def chaos_recovered(ctx: LookalikeContext) -> Lookalike | str:
+    dep = _chaos_target(ctx, "NetworkChaos")
     if isinstance(dep, str):
         return dep
     target = dep["metadata"]["name"]
@@ -123,9 +128,7 @@ def chaos_recovered(ctx: LookalikeContext) -> Lookalike | str:
 
 
 def chaos_paused(ctx: LookalikeContext) -> Lookalike | str:
-    if not serves(ctx.api, CHAOS_API, "Schedule", ctx.namespace):
-        return "the cluster does not serve chaos-mesh.org"
-    dep = _pick(ctx)
+    dep = _chaos_target(ctx, "Schedule")
     if isinstance(dep, str):
         return dep
     target = dep["metadata"]["name"]
