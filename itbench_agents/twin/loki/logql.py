@@ -14,7 +14,7 @@ import heapq
 import math
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,16 +49,25 @@ class QueryTimeout(QueryError):
 
 
 def select_streams(
-    source: LogSource, matchers: Sequence[Matcher], start_ns: int, end_ns: int
+    source: LogSource,
+    matchers: Sequence[Matcher],
+    start_ns: int,
+    end_ns: int,
+    check: Callable[[], None] | None = None,
 ) -> list[LogStream]:
     """``source.streams`` with regex matchers applied here, with RE2.
 
     Sources match selectors with Python's backtracking ``re``; a pattern that could take exponential
     time there is not handed to the source (it then returns a superset) but applied here in linear time.
+    ``check`` (the query's deadline check) runs between the chunks of a source that reads long
+    windows in chunks (``reads_in_chunks``).
     """
     for_source = [m for m in matchers if m.op in ("=", "!=") or pushdown_ok(m.value)]
     regexes = [m for m in matchers if m.op in ("=~", "!~")]
-    streams = source.streams(for_source, start_ns, end_ns)
+    if check is not None and getattr(source, "reads_in_chunks", False):
+        streams = source.streams(for_source, start_ns, end_ns, check=check)  # type: ignore[call-arg]
+    else:
+        streams = source.streams(for_source, start_ns, end_ns)
     if not regexes:
         return streams
     return [
@@ -160,7 +169,7 @@ class Engine:
     ) -> StreamsResult:
         self._deadline = time.monotonic() + self.limits.deadline_s
         stats = Stats()
-        streams = select_streams(self.source, expr.matchers, start_ns, end_ns)
+        streams = select_streams(self.source, expr.matchers, start_ns, end_ns, self._check_deadline)
         pipeline = Pipeline(expr.stages)
         backward = direction == "backward"
         out: dict[LabelKey, LogStream] = {}
@@ -236,7 +245,7 @@ class Engine:
         grouping = e.grouping if e.grouping is not None else regroup
         lo_ns = int(steps[0]) - lr.range_ns - lr.offset_ns
         hi_ns = int(steps[-1]) - lr.offset_ns
-        streams = select_streams(self.source, lr.log.matchers, lo_ns + 1, hi_ns + 1)
+        streams = select_streams(self.source, lr.log.matchers, lo_ns + 1, hi_ns + 1, self._check_deadline)
         pipeline = Pipeline(lr.log.stages)
         samples: dict[LabelKey, tuple[dict[str, str], list[int], list[float]]] = {}
         unwrap = lr.unwrap

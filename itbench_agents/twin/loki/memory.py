@@ -14,13 +14,13 @@ class InMemoryLogSource:
 
     def __init__(self, streams: Sequence[LogStream]) -> None:
         self._streams = [LogStream(dict(s.labels), sorted(s.entries, key=lambda e: e[0])) for s in streams]
+        self._keys = [[ts for ts, _ in s.entries] for s in self._streams]
 
     def streams(self, matchers: Sequence[Matcher], start_ns: int, end_ns: int) -> list[LogStream]:
         out = []
-        for s in self._streams:
+        for s, keys in zip(self._streams, self._keys, strict=True):
             if not match_all(matchers, s.labels):
                 continue
-            keys = [ts for ts, _ in s.entries]
             lo = bisect.bisect_left(keys, start_ns)
             hi = bisect.bisect_left(keys, end_ns)
             if hi > lo:

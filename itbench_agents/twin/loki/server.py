@@ -453,9 +453,12 @@ class _LockedLogs:
     YIELD_EVERY_S = 0.010
     YIELD_S = 0.001
 
-    def streams(self, matchers: Any, start_ns: int, end_ns: int) -> Any:
+    reads_in_chunks = True
+
+    def streams(self, matchers: Any, start_ns: int, end_ns: int, check: Any = None) -> Any:
         """Long windows are read a minute at a time (the lock is released in between, and
-        waiters get it); entries are the same, streams keep the order in which they first appear."""
+        waiters get it; ``check``, the query's deadline check, runs after each minute); entries
+        are the same, streams keep the order in which they first appear."""
         if end_ns - start_ns <= self.CHUNK_NS:
             with self.lock:
                 return self.base.streams(matchers, start_ns, end_ns)
@@ -464,6 +467,8 @@ class _LockedLogs:
         for a in range(start_ns, end_ns, self.CHUNK_NS):
             with self.lock:
                 part = self.base.streams(matchers, a, min(end_ns, a + self.CHUNK_NS))
+            if check is not None:
+                check()
             if time.monotonic() - last_yield >= self.YIELD_EVERY_S:
                 time.sleep(self.YIELD_S)
                 last_yield = time.monotonic()
