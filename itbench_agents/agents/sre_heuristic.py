@@ -151,10 +151,7 @@ class Cluster:
 
 
 def _ts(obj: dict[str, Any]) -> float:
-    try:
-        return parse_rfc3339(obj["metadata"]["creationTimestamp"])
-    except (KeyError, TypeError, ValueError):
-        return 0.0
+    return _parse((obj.get("metadata") or {}).get("creationTimestamp"))
 
 
 def _parse(ts: Any) -> float:
@@ -436,6 +433,7 @@ class HeuristicAgent:
     def _workload_rule(self, c: Cluster) -> list[Finding]:
         """Workloads created, scaled to zero or re-templated after the app was deployed."""
         ns = c.ns
+        now = c.now
         out: list[Finding] = []
         rs_by_owner: dict[str, list[dict[str, Any]]] = {}
         for rs in c.of("replicasets"):
@@ -465,7 +463,7 @@ class HeuristicAgent:
                     )
                 )
                 continue
-            trouble = self._pod_trouble(self._pods_of(c, wl), c.now)
+            trouble = self._pod_trouble(self._pods_of(c, wl), now)
             status = wl.get("status", {})
             desired = wl.get("spec", {}).get("replicas", 1)
             if trouble is None and (status.get("readyReplicas") or 0) < desired:

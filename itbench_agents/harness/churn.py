@@ -126,6 +126,8 @@ class ChurnPlan:
     """Alerts of the namespace firing once the pre-fault changes are done."""
     planted_alerts: list[str] = field(default_factory=list)
     """Those of :attr:`firing_before_fault` a change raises on purpose (chronic noise)."""
+    planted_labels: list[dict[str, str]] = field(default_factory=list)
+    """The label sets of :attr:`planted_alerts`."""
 
     def unexplained_alerts(self) -> list[str]:
         """Alerts firing before the fault that no change planted (must be none)."""
@@ -614,13 +616,12 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
     from .endstate import alert_identity
     from .twin_env import incident_alerts
 
-    firing = incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
-    plan.firing_before_fault = sorted(alert_identity(a.get("labels") or {}) for a in firing)
-    plan.planted_alerts = sorted(
-        alert_identity(labels)
-        for a in firing
-        if any(c.explains(labels := a.get("labels") or {}) for c in plan.before)
-    )
+    firing = [
+        a.get("labels") or {} for a in incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
+    ]
+    plan.firing_before_fault = sorted(alert_identity(labels) for labels in firing)
+    plan.planted_labels = [labels for labels in firing if any(c.explains(labels) for c in plan.before)]
+    plan.planted_alerts = sorted(alert_identity(labels) for labels in plan.planted_labels)
     return plan
 
 

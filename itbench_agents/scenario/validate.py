@@ -150,9 +150,9 @@ def _check_churn(res: ValidationResult, env: Any) -> None:
         problems.append("no benign change possible: " + "; ".join(plan.skipped))
     if plan.unexplained_alerts():
         problems.append("alerts firing after the churn: " + ", ".join(plan.unexplained_alerts()))
-    expected = [
-        a for a in plan.planted_alerts if any(_is_expected(a, e.name, e.labels) for e in env.scenario.alerts)
-    ]
+    from ..harness.twin_env import match_expected
+
+    expected, _ = match_expected(env.scenario.alerts, [{"labels": labels} for labels in plan.planted_labels])
     if expected:
         problems.append("a planted chronic alert is an expected alert: " + ", ".join(expected))
     if base is not None:
@@ -160,12 +160,6 @@ def _check_churn(res: ValidationResult, env: Any) -> None:
         if bad:
             problems.append("journeys failing after the churn: " + ", ".join(bad))
     res.checks.append(Check("churn is benign", not problems, "; ".join(problems) or done))
-
-
-def _is_expected(identity: str, name: str, labels: dict[str, str]) -> bool:
-    """Whether the alert ``identity`` (``endstate.alert_identity``) matches an expected alert."""
-    alertname, _, inner = identity.partition("{")
-    return alertname == name and all(f'{k}="{v}"' in inner for k, v in labels.items())
 
 
 def validate_by_id(args: tuple[Any, ...]) -> dict[str, Any]:
