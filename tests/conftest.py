@@ -25,6 +25,45 @@ def shared_dir() -> Path:
     return SHARED
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Long end-to-end tests (marked ``slow``) first, the longest timeouts (whole-library runs) first of
+    all: pytest-xdist deals them out to its workers at once, and the tail of the run is short tests
+    that balance the workers, not one worker left alone with a long test."""
+
+    def timeout(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("timeout")
+        return float(mark.args[0]) if mark and mark.args else 0.0
+
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -timeout(item)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its summary lines to the controller (``workeroutput``)."""
+    from report_stash import REPORT_LINES
+
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["itbench_report_lines"] = session.config.stash.get(REPORT_LINES, [])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_WorkerLines(config), "itbench-worker-lines")
+
+
+class _WorkerLines:
+    """On the xdist controller: collect the summary lines each worker sent when it finished."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        from report_stash import REPORT_LINES
+
+        lines = getattr(node, "workeroutput", {}).get("itbench_report_lines", [])
+        self.config.stash.setdefault(REPORT_LINES, []).extend(lines)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """Print what tests stashed for the summary (so CI output shows, e.g., the PromQL conformance rate)."""
     from report_stash import REPORT_LINES

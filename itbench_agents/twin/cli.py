@@ -45,7 +45,9 @@ def serve(
     import threading
 
     from rich.console import Console
+    from rich.markup import escape
 
+    from .kube.errors import ApiError
     from .serve import running_twin
 
     console = Console(soft_wrap=True)  # never wrap paths and commands meant for copy-paste
@@ -66,6 +68,13 @@ def serve(
     except (ValueError, FileNotFoundError, LookupError) as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
+    except ApiError as e:  # a manifest the API server refuses: its Status, as kubectl would print it
+        where = "".join(f" ({n})" for n in getattr(e, "__notes__", []))
+        console.print(
+            f"[red]error:[/red] the API server refused a manifest{escape(where)}: {escape(e.message)}",
+            highlight=False,
+        )
+        raise typer.Exit(1) from e
     try:
         ep = twin.endpoints
         assert ep is not None

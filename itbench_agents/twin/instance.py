@@ -28,7 +28,7 @@ from .clock import DEFAULT_LEAD_S, Clock, VirtualClock
 from .endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
 from .health import HealthTimeline
 from .httpserver import HttpEndpoint
-from .kube.store import GroupResource, ObjectStore
+from .kube.store import GroupResource, ObjectStore, clone
 from .runtime import ContainerRuntime, DefaultRuntime
 from .scheduler import Scheduler
 
@@ -166,9 +166,15 @@ class Twin:
 
     # ------------------------------------------------------------------ state
     def apply(self, objs: Iterable[Obj]) -> list[Obj]:
-        """Create (or replace) objects directly in the store, as a bootstrap ``kubectl apply`` would."""
+        """Create (or replace) objects directly in the store, as a bootstrap ``kubectl apply`` would.
+
+        Each object is decoded and validated as the API server does a request body (nulls dropped,
+        unknown fields ignored): a 404 ``ApiError`` for an unknown kind, 400 for a wrong field type,
+        422 for an invalid object, each naming the object."""
         from .kube.defaults import prepare_for_storage
+        from .kube.errors import ApiError
         from .kube.resources import registry_for
+        from .kube.validation import decode_and_validate
 
         registry = registry_for(self)
         out = []
@@ -176,6 +182,17 @@ class Twin:
             for obj in objs:
                 info = registry.for_object(obj)  # ApiError 404 for an unknown kind
                 gr = info.gr
+                obj = clone(obj)
+                if not isinstance(obj.get("metadata"), dict):
+                    obj["metadata"] = {}
+                try:
+                    decode_and_validate(info, obj, "Ignore", self.validators.get(gr, []))
+                except ApiError as e:
+                    m = obj["metadata"]
+                    e.add_note(
+                        f"{info.kind} {m['namespace'] + '/' if m.get('namespace') else ''}{m.get('name') or ''}"
+                    )
+                    raise
                 meta = obj.get("metadata", {})
                 ns = meta.get("namespace", "") or ""
                 if info.namespaced and not ns:

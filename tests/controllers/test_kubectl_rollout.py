@@ -99,6 +99,7 @@ def test_rollout_status_history_undo_restart(kubectl):
     assert sorted(rs) == ["0", "0", "2"]
 
 
+@pytest.mark.slow
 def test_scale_down_during_rollout_finishes(kubectl, runtime: ScriptedRuntime):
     """Scaling a Deployment while a rollout is under way (issue 11): the ReplicaSet whose size does
     not change still gets the new desired-replicas annotation, so the rollout goes on instead of

@@ -48,6 +48,7 @@ def test_itbench_chaos_scenarios_inject_a_schedule_and_remove_it(
     assert removed == [("Schedule", created[0]["metadata"]["name"])]
 
 
+@pytest.mark.slow
 def test_deleting_only_the_child_experiment_is_no_fix(registry: ScenarioRegistry, tmp_path: Path) -> None:
     from itbench_agents.harness.twin_env import TwinEnvironment
 

@@ -140,6 +140,7 @@ FLAGS: list[tuple[str, str, Callable[[Cluster], None]]] = [
 
 
 @pytest.mark.parametrize(("flag", "variant", "check"), FLAGS, ids=[f[0] for f in FLAGS])
+@pytest.mark.slow
 def test_flag(otel: Cluster, flag: str, variant: str, check: Callable[[Cluster], None]) -> None:
     set_flag(otel, flag, variant)
     otel.advance(60)

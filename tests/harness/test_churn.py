@@ -193,6 +193,7 @@ def _store_dump(twin: Any) -> list[tuple[str, str, str, str, str]]:
     return sorted(out)
 
 
+@pytest.mark.slow
 def test_twin_with_a_past_is_deterministic_and_varied():
     from itbench_agents.twin.clock import ManualClock
     from itbench_agents.twin.controllers.kinds import PODS, REPLICASETS
@@ -215,6 +216,7 @@ def test_twin_with_a_past_is_deterministic_and_varied():
     assert all(j.ok for j in a.behaviour.journeys())
 
 
+@pytest.mark.slow
 def test_episode_churn_is_applied_through_the_api(tmp_path):
     from itbench_agents.harness.endstate import snapshot_objects
     from itbench_agents.harness.twin_env import TwinEnvironment
@@ -274,6 +276,7 @@ def test_episode_churn_is_applied_through_the_api(tmp_path):
         env.teardown()
 
 
+@pytest.mark.slow
 def test_benign_log_lines_only_on_a_twin_with_a_past():
     from itbench_agents.twin.clock import ManualClock
     from itbench_agents.twin.controllers.kinds import PODS
@@ -349,6 +352,7 @@ def _with_lookalike(kind: str) -> tuple[Any, int]:
 
 
 @pytest.mark.parametrize("kind", ["chaos-recovered", "chaos-paused", "flag-on", "cronjob", "job-failed"])
+@pytest.mark.slow
 def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, tmp_path: Any) -> None:
     """Each look-alike of a fault signature is what it claims on a real twin, leaves the app
     healthy at the baseline, and the scenario's reference fix still passes every end-state check."""
@@ -414,6 +418,7 @@ def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, t
         env.teardown()
 
 
+@pytest.mark.slow
 def test_a_dependency_that_came_up_late_leaves_startup_restarts() -> None:
     """A fatal dependency applied late at install crash-loops its clients for a while; the kept
     client shows the restarts and the BackOff events an hour later, and everything is ready."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from itbench_agents.cli import app
@@ -114,6 +115,7 @@ def test_run_end_to_end_with_agent_config_and_resume_via_cli(tmp_path: Path) -> 
     assert bad.exit_code == 2 and "--tools" in bad.output
 
 
+@pytest.mark.slow
 def test_bad_model_settings_fail_before_the_run_starts(tmp_path: Path) -> None:
     """Unknown model strings, missing keys and unreachable servers: one clear error, no run folder."""
     folder = tmp_path / "r"

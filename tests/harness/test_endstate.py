@@ -348,6 +348,7 @@ def test_blinding_telemetry_is_no_fix_and_stops_span_metrics(
 
 
 @pytest.mark.parametrize("policy", ["destructive", "any"])
+@pytest.mark.slow
 def test_collateral_is_reported_and_the_policy_decides(
     registry: ScenarioRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
 ) -> None:
@@ -365,6 +366,7 @@ def test_collateral_is_reported_and_the_policy_decides(
 
 @pytest.mark.kubectl
 @pytest.mark.skipif(not Path("/usr/bin/kubectl").exists(), reason="kubectl binary not installed")
+@pytest.mark.slow
 def test_rolling_back_a_healthy_release_is_collateral_damage(
     registry: ScenarioRegistry, tmp_path: Path
 ) -> None:

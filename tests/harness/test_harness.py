@@ -224,6 +224,7 @@ def test_process_pool_concurrency(tmp_path: Path, registry: ScenarioRegistry) ->
     assert len({r.seed for r in recs}) == 4  # per-trial seeds differ
 
 
+@pytest.mark.slow
 def test_kill_9_mid_batch_then_same_command_finishes_with_exact_count(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     cmd = [

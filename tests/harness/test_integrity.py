@@ -122,6 +122,7 @@ report(["otel-demo/Deployment/frontend"], files=hits, walk_complete=walk_complet
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_snooping_agent_finds_no_answer_and_no_records(tmp_path: Path) -> None:
     script = agent_script(tmp_path, "snoop", SNOOP)
     run_dir, _ = run_command_agent(tmp_path, script, "sre/payment-failure-flag-v1")
@@ -134,6 +135,7 @@ def test_snooping_agent_finds_no_answer_and_no_records(tmp_path: Path) -> None:
     assert rec.termination == "submitted" and rec.diagnosis is not None and not rec.diagnosis.correct
 
 
+@pytest.mark.slow
 def test_without_sandbox_the_work_folder_and_environment_still_hide_the_run(tmp_path: Path) -> None:
     script = agent_script(tmp_path, "snoop", SNOOP)
     run_dir, _ = run_command_agent(tmp_path, script, "sre/payment-failure-flag-v1", "--sandbox", "none")
@@ -166,6 +168,7 @@ report(["otel-demo/Deployment/frontend"])
 """
 
 
+@pytest.mark.slow
 def test_forged_records_do_not_change_scores(tmp_path: Path) -> None:
     marker_dir = tmp_path / "markers"
     marker_dir.mkdir()
@@ -208,6 +211,7 @@ report(["otel-demo/Deployment/payment"], **res)
 """
 
 
+@pytest.mark.slow
 def test_clock_advances_are_budgeted_and_authenticated(tmp_path: Path) -> None:
     script = agent_script(tmp_path, "clock", CLOCK)
     run_dir, _ = run_command_agent(tmp_path, script, "sre/payment-pod-failure-v1", "--sandbox", "none")
@@ -222,6 +226,7 @@ def test_clock_advances_are_budgeted_and_authenticated(tmp_path: Path) -> None:
     assert rec.timing.agent_advanced_twin_s == 60
 
 
+@pytest.mark.slow
 def test_relative_run_dir_gives_absolute_paths_to_agents(tmp_path: Path) -> None:
     script = agent_script(
         tmp_path,

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from itbench_agents.harness.runfolder import read_episodes
 from itbench_agents.llm.testing_server import OpenAITestServer
 
@@ -25,6 +27,7 @@ def _run(
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_wrong_key_stops_the_run_at_preflight(tmp_path: Path) -> None:
     with OpenAITestServer([], api_key="right") as srv:
         r = _run(tmp_path, srv.url, "--api-key-env", "MY_KEY", env={"MY_KEY": "wrong"})
@@ -33,6 +36,7 @@ def test_wrong_key_stops_the_run_at_preflight(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "episodes.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_auth_and_model_errors_inside_an_episode_are_harness_errors(tmp_path: Path) -> None:
     for status in (401, 404):
         with OpenAITestServer([], failures=[status]) as srv:

@@ -80,6 +80,7 @@ the same outcome, and a sample of mixed outcomes shows it without a second run o
 
 @pytest.mark.timeout(1800)  # the whole SRE suite plus a sample of it, on 2 cores
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs a git checkout to copy")
+@pytest.mark.slow
 def test_readme_main_command_as_written_reproduces_the_table(tmp_path: Path) -> None:
     argv = readme_main_command()
     assert "--run-dir" not in argv

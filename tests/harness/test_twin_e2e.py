@@ -27,6 +27,7 @@ def registry() -> ScenarioRegistry:
     return ScenarioRegistry.default()
 
 
+@pytest.mark.slow
 def test_oracle_diagnoses_and_mitigates_noop_does_not(tmp_path: Path, registry: ScenarioRegistry) -> None:
     cfg = RunConfig(
         scenarios=[SCENARIO], agents=[AgentSpec(name="oracle"), AgentSpec(name="noop")], history_s=600
@@ -47,6 +48,7 @@ def test_oracle_diagnoses_and_mitigates_noop_does_not(tmp_path: Path, registry: 
     assert "otel-demo/deployment/ad" in topo and "calls" in topo
 
 
+@pytest.mark.slow
 def test_validate_reports_an_alert_that_never_fires(registry: ScenarioRegistry) -> None:
     s = registry.get(SCENARIO)
     broken = s.model_copy(
@@ -63,6 +65,7 @@ def test_validate_reports_an_alert_that_never_fires(registry: ScenarioRegistry) 
 
 
 @pytest.mark.kubectl
+@pytest.mark.slow
 def test_command_agent_fixes_the_twin_with_real_kubectl(tmp_path: Path, registry: ScenarioRegistry) -> None:
     import shutil
 

@@ -199,6 +199,7 @@ PAY_ERR_LOGS = PAY_LOGS + ' |= "Invalid token"'
 
 
 # --------------------------------------------------------------------------- a flag fault
+@pytest.mark.slow
 def test_payment_failure_flag_is_consistent_across_kubectl_loki_jaeger_and_prometheus(served: Served) -> None:
     s = served
     (pod,) = s.pods("payment")
@@ -280,6 +281,7 @@ def test_payment_failure_flag_is_consistent_across_kubectl_loki_jaeger_and_prome
 
 
 # --------------------------------------------------------------------------- a pod fault
+@pytest.mark.slow
 def test_unpullable_image_is_consistent_between_kube_state_metrics_and_kubectl(served: Served) -> None:
     s = served
     (old,) = s.pods("payment")

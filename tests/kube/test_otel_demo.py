@@ -15,6 +15,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.slow
 def test_otel_demo_applies_and_every_workload_is_ready(cluster: Cluster) -> None:
     cluster.kubectl("create", "namespace", "otel-demo", check=False)
     if cluster.kubectl("get", "ns", "otel-demo", check=False).returncode != 0:

@@ -62,6 +62,7 @@ ALL = CORPUS + EDGE_CORPUS
 
 
 @pytest.mark.parametrize("q", ALL, ids=[q.name for q in ALL])
+@pytest.mark.slow
 def test_instant_queries_match_prometheus(real: Any, q: Any) -> None:
     src, rp = real
     engine = Engine(src)

@@ -135,6 +135,7 @@ def _storm(twin: Any) -> tuple[list[str], list[float]]:
     return problems, canary.latencies
 
 
+@pytest.mark.slow
 def test_hostile_queries_answer_in_budget_and_kube_api_stays_responsive(twin: Any) -> None:
     """All worst cases at once: Prometheus' status codes every time; each answer within its budget
     + 1 s and every canary GET under 200 ms in at least one of 3 attempts. (A shared 2-core machine

@@ -61,6 +61,7 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed")
+@pytest.mark.slow
 def test_html_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path) -> None:
     _, html = write_reports([run_dir])
     shot = tmp_path / "report.png"

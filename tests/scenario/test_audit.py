@@ -88,6 +88,7 @@ def audit(twin_ok: None, tmp_path_factory: pytest.TempPathFactory) -> AuditResul
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.slow
 def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResult) -> None:
     assert audit.violations() == []
     for st in audit.strategies:
@@ -111,6 +112,7 @@ def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResul
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow
 def test_cli_audit_exits_1_when_a_destructive_strategy_mitigates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_ok: None
 ) -> None:

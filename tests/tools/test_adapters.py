@@ -6,6 +6,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from itbench_agents.tools.adapters import to_langchain, to_openai_schema
 from itbench_agents.tools.registry import ToolError, all_tools, make_spec, tool
 
@@ -70,6 +72,7 @@ def test_langchain_tool_runs_against_env(ctx, env) -> None:  # type: ignore[no-u
     assert tools[0].args_schema.model_json_schema()["properties"]["state"]["default"] == "firing"
 
 
+@pytest.mark.slow
 def test_mcp_serve_over_stdio(env) -> None:  # type: ignore[no-untyped-def]
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters

@@ -45,7 +45,7 @@ from .resources import ResourceInfo, ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
 from .store import ChangeEvent, GroupResource, Obj, clone, rfc3339
 from .tables import partial_metadata, to_table
-from .validation import decode_check, raise_if_invalid, strict_decoding_error, validate_custom
+from .validation import decode_and_validate
 
 log = logging.getLogger(__name__)
 
@@ -492,18 +492,7 @@ class KubeApi:
         mode = req.arg("fieldValidation", "Warn") or "Warn"
         if mode not in ("Ignore", "Warn", "Strict"):
             raise bad_request(f'fieldValidation must be one of "Ignore", "Warn", "Strict", got "{mode}"')
-        warnings = decode_check(t.info, obj, mode)
-        extra: list[tuple[str, str, str]] = []
-        if t.info.crd is not None:  # structural schema: type checks, then pruning of unknown fields
-            pruned, extra, dropped = validate_custom(t.info, obj)
-            if dropped and mode == "Strict":
-                raise strict_decoding_error(t.info, dropped)
-            obj.clear()
-            obj.update(pruned)
-        for check in self.twin.validators.get(t.info.gr, []):
-            extra.extend(check(obj))
-        raise_if_invalid(t.info, obj, extra)
-        return warnings
+        return decode_and_validate(t.info, obj, mode, self.twin.validators.get(t.info.gr, []))
 
     def _respond(
         self, req: Request, t: Target, obj: Obj, status: int = 200, warnings: list[str] | None = None

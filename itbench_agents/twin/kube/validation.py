@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ApiError, bad_request, invalid
@@ -71,16 +72,17 @@ def _type_error(value: Any, t: FieldType, model: str, path: str) -> str | None:
     return f"json: cannot unmarshal {got} into Go struct field {model[2:] if model[:1] == 'V' else model}.{path} of type {want}"
 
 
-def check_fields(obj: Obj, model: str | None) -> tuple[list[str], list[str]]:
-    """(type errors, unknown field paths) for ``obj`` against a built-in model."""
+def check_fields(obj: Obj, model: str | None, nulls: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """(type errors, unknown field paths) for ``obj`` against a built-in model; the paths of known
+    fields set to ``null`` are appended to ``nulls``."""
     type_errors: list[str] = []
     unknown: list[str] = []
     if model:
-        _walk(obj, model, "", type_errors, unknown)
+        _walk(obj, model, "", type_errors, unknown, [] if nulls is None else nulls)
     return type_errors, unknown
 
 
-def _walk(value: Any, model: str, path: str, errs: list[str], unknown: list[str]) -> None:
+def _walk(value: Any, model: str, path: str, errs: list[str], unknown: list[str], nulls: list[str]) -> None:
     if not isinstance(value, dict):
         return
     fields = model_fields(model)
@@ -93,23 +95,24 @@ def _walk(value: Any, model: str, path: str, errs: list[str], unknown: list[str]
             unknown.append(p)
             continue
         if v is None:
+            nulls.append(p)
             continue
         err = _type_error(v, f.type, model, p)
         if err:
             errs.append(err)
             continue
-        _descend(v, f.type, p, errs, unknown)
+        _descend(v, f.type, p, errs, unknown, nulls)
 
 
-def _descend(v: Any, t: FieldType, p: str, errs: list[str], unknown: list[str]) -> None:
+def _descend(v: Any, t: FieldType, p: str, errs: list[str], unknown: list[str], nulls: list[str]) -> None:
     if t.kind == "model":
-        _walk(v, t.name, p, errs, unknown)
+        _walk(v, t.name, p, errs, unknown, nulls)
     elif t.kind == "list" and t.item is not None and isinstance(v, list):
         for i, item in enumerate(v):
             if item is None:
                 continue
             if t.item.kind == "model":
-                _walk(item, t.item.name, f"{p}[{i}]", errs, unknown)
+                _walk(item, t.item.name, f"{p}[{i}]", errs, unknown, nulls)
             elif t.item.kind == "scalar":
                 err = _type_error(item, t.item, "", f"{p}[{i}]")
                 if err:
@@ -119,7 +122,7 @@ def _descend(v: Any, t: FieldType, p: str, errs: list[str], unknown: list[str]) 
             if mv is None:
                 continue
             if t.item.kind == "model":
-                _walk(mv, t.item.name, f"{p}.{mk}", errs, unknown)
+                _walk(mv, t.item.name, f"{p}.{mk}", errs, unknown, nulls)
             elif t.item.kind == "scalar" and t.item.name == "string" and not isinstance(mv, str):
                 errs.append(
                     f"json: cannot unmarshal {type(mv).__name__} into Go struct field {p} of type string"
@@ -139,12 +142,18 @@ def strict_decoding_error(info: ResourceInfo, unknown: list[str]) -> ApiError:
 
 def decode_check(info: ResourceInfo, obj: Obj, mode: str) -> list[str]:
     """Raise 400 for type errors (always) and unknown fields (``fieldValidation=Strict``); return warnings
-    for unknown fields otherwise (and drop them, as the apiserver's decoder does)."""
+    for unknown fields otherwise (and drop them, as the apiserver's decoder does).
+
+    A known field sent as ``null`` is dropped: Go's decoder leaves a nil slice, map or pointer, which the
+    API never stores or serves (``volumes: null`` in a manifest is the same as no ``volumes``)."""
     if info.model is None:
         return []
-    type_errors, unknown = check_fields(obj, info.model)
+    nulls: list[str] = []
+    type_errors, unknown = check_fields(obj, info.model, nulls)
     if type_errors:
         raise bad_request(_decode_prefix(info) + type_errors[0])
+    for n in reversed(nulls):
+        _drop(obj, n)
     if not unknown:
         return []
     if mode == "Strict":
@@ -403,6 +412,27 @@ def validate(info: ResourceInfo, obj: Obj) -> list[Cause]:
                     )
                 )
     return causes
+
+
+def decode_and_validate(
+    info: ResourceInfo, obj: Obj, mode: str, validators: list[Callable[[Obj], list[Cause]]] | None = None
+) -> list[str]:
+    """What the apiserver does to a create or update body before admission, in place: decoding (400
+    for type errors, unknown fields per ``fieldValidation`` ``mode``, nulls dropped), pruning of a custom
+    resource by its structural schema, then validation (422, including ``validators``). Returns the
+    decoder's warnings."""
+    warnings = decode_check(info, obj, mode)
+    extra: list[Cause] = []
+    if info.crd is not None:  # structural schema: type checks, then pruning of unknown fields
+        pruned, extra, dropped = validate_custom(info, obj)
+        if dropped and mode == "Strict":
+            raise strict_decoding_error(info, dropped)
+        obj.clear()
+        obj.update(pruned)
+    for check in validators or []:
+        extra.extend(check(obj))
+    raise_if_invalid(info, obj, extra)
+    return warnings
 
 
 def raise_if_invalid(info: ResourceInfo, obj: Obj, extra: list[Cause]) -> None:
