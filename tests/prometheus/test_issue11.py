@@ -52,10 +52,18 @@ def get(api: Any, path: str, **params: str) -> tuple[int, Any]:
         ("up{a=~'" + "x" * 70_000 + "'}", "bytes long, more than the limit"),
     ],
 )
-def test_hostile_parses_are_refused_at_once(api: Any, query: str, fragment: str) -> None:
-    t0 = time.monotonic()
+def test_hostile_parses_are_refused_at_once(
+    api: Any, query: str, fragment: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused by the limit check, before the parser sees the query ("at once" whatever the
+    machine's speed: a wall-clock budget failed on a busy machine, 1.46 s against 1 s)."""
+    from itbench_agents.twin.prometheus import engine
+
+    def no_parse(text: str) -> Any:
+        raise AssertionError(f"the parser ran on a query the limits refuse ({len(text)} characters)")
+
+    monkeypatch.setattr(engine.pp, "parse", no_parse)
     status, body = get(api, "/api/v1/query", query=query)
-    assert time.monotonic() - t0 < 1.0  # the generous budget the issue asks for ("at once")
     assert status == 400 and body["errorType"] == "bad_data"
     assert body["error"].startswith('invalid parameter "query": ')
     assert fragment in body["error"]

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+@pytest.mark.xdist_group("library")  # one worker for both; the README main job on the other
 def test_every_scenario_validates_on_the_twin() -> None:
     try:
         from itbench_agents.twin.instance import Twin
