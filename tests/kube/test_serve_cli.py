@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from kube_helpers import DEPLOYMENT, KUBECTL, needs_kubectl
 
+from itbench_agents.twin.instance import Twin
+from itbench_agents.twin.kube.errors import ApiError
 from itbench_agents.twin.serve import load_manifest_dir, running_twin, twin_kubeconfig
 
 
@@ -111,21 +113,39 @@ def test_cli_serve_prints_kubeconfig_and_stops_cleanly_on_sigterm(tmp_path: Path
     assert str(tmp_path / "kc") in out and "get pods -A" in out and "stopping" in out
 
 
-def test_cli_rejects_both_app_and_manifests(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "itbench_agents.cli",
-            "twin",
-            "serve",
-            "--app",
-            "otel-demo",
-            "--manifests",
-            str(tmp_path),
-        ],
+def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``itbench twin serve ARGS`` for a command that ends by itself (an error at start-up)."""
+    return subprocess.run(
+        [sys.executable, "-m", "itbench_agents.cli", "twin", "serve", *args],
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
+
+
+def test_cli_rejects_both_app_and_manifests(tmp_path: Path) -> None:
+    proc = serve_cli("--app", "otel-demo", "--manifests", str(tmp_path))
     assert proc.returncode != 0 and "not both" in (proc.stdout + proc.stderr)
+
+
+def test_a_manifest_the_api_server_rejects_gets_its_422_and_the_cli_prints_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+        "spec:\n  selector: {matchLabels: {app: web}}\n  template:\n"
+        "    metadata: {labels: {app: other}}\n"
+        "    spec: {containers: [{name: web, image: nginx}]}\n"
+    )
+    with pytest.raises(ApiError) as err:
+        Twin.for_manifests(load_manifest_dir(tmp_path))
+    assert err.value.code == 422
+    assert "`selector` does not match template `labels`" in err.value.message
+    proc = serve_cli("--manifests", str(tmp_path), "--port", "0")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out
+    assert (
+        '(Deployment web): Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: '
+        in out
+    )
+    assert 'map[string]string{"app":"other"}: `selector` does not match template `labels`' in out

@@ -152,7 +152,7 @@ def decode_check(info: ResourceInfo, obj: Obj, mode: str) -> list[str]:
     type_errors, unknown = check_fields(obj, info.model, nulls)
     if type_errors:
         raise bad_request(_decode_prefix(info) + type_errors[0])
-    for n in reversed(nulls):
+    for n in nulls:
         _drop(obj, n)
     if not unknown:
         return []
