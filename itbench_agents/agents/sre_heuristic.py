@@ -161,6 +161,12 @@ def _parse(ts: Any) -> float:
         return 0.0
 
 
+CRASH_RESTARTS = 1
+"""Restarts that make a container's recent crashes trouble. One, not the three of a settled
+CrashLoopBackOff: a build that crashes 40 s after start has restarted twice when its alert fires and
+three times a few seconds later, so a higher bar made the finding depend on how fast the agent read
+the pods (the README's figures moved with the machine's load)."""
+
 OLD_RESTART_S = 900.0
 """A container whose last restart ended this long before the cluster's "now" and that is ready
 since has recovered (start-up ordering, a past incident): its restart count is history."""
@@ -298,7 +304,9 @@ class HeuristicAgent:
                 last = (cs.get("lastState") or {}).get("terminated") or {}
                 ended = _parse(last.get("finishedAt"))
                 old = cs.get("ready") and ended > 0 and now - ended > OLD_RESTART_S
-                if not old and (last.get("reason") == "OOMKilled" or cs.get("restartCount", 0) >= 3):
+                if not old and (
+                    last.get("reason") == "OOMKilled" or cs.get("restartCount", 0) >= CRASH_RESTARTS
+                ):
                     return f"pod {p['metadata']['name']}: restarts={cs.get('restartCount', 0)} last={last.get('reason')}"
                 if not init and not cs.get("ready", True):
                     return f"pod {p['metadata']['name']}: container {cs.get('name')} not ready"

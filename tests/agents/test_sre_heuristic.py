@@ -296,6 +296,37 @@ def test_old_restarts_of_a_ready_container_are_history() -> None:
     )
 
 
+def test_a_crash_loop_is_trouble_at_any_restart_count() -> None:
+    """A build that crashes a while after start is running and ready between its crashes: one
+    recent crash is trouble, so the finding does not wait for the third restart (which came a few
+    seconds after the alert, and made the README's figures depend on the agent's speed)."""
+
+    def pod(restarts: int) -> dict:
+        return {
+            "metadata": {"name": "p"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "c",
+                        "ready": True,
+                        "restartCount": restarts,
+                        "state": {"running": {"startedAt": "2027-01-15T07:59:30Z"}},
+                        "lastState": {
+                            "terminated": {"reason": "Error", "finishedAt": "2027-01-15T07:59:20Z"}
+                        },
+                    }
+                ],
+            },
+        }
+
+    agent = make_agent(AgentConfig())
+    now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    assert agent._pod_trouble([pod(0)], now) is None
+    for restarts in (1, 2, 3):
+        assert agent._pod_trouble([pod(restarts)], now) == f"pod p: restarts={restarts} last=Error"
+
+
 def test_a_flag_the_demo_does_not_document_is_a_weak_suspect() -> None:
     from itbench_agents.agents.sre_heuristic import Cluster
 
