@@ -108,6 +108,19 @@ def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
         return _crash_record(spec, e)
 
 
+def _safe_run_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
+    """Run one unit of work: a single episode, or episodes that share one preparation (``shared.py``)."""
+    if len(unit) == 1:
+        return [_safe_run(unit[0])]
+    from .shared import run_shared
+
+    try:
+        return run_shared(unit)
+    except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
+        traceback.print_exc()
+        return [_crash_record(s, e) for s in unit]
+
+
 def _mp_context() -> multiprocessing.context.BaseContext:
     """``forkserver`` with the harness and twin preloaded where available (workers start in
     milliseconds, no thread-unsafe fork of this process); ``spawn`` elsewhere."""
@@ -131,10 +144,17 @@ def run_batch(
     concurrency: int = 1,
     fail_fast: bool = False,
     retry_errors: bool = False,
+    share_prepared: bool = False,
     on_record: Callable[[EpisodeRecord, BatchSummary], None] | None = None,
 ) -> BatchSummary:
+    """Run ``specs`` (those not done yet), ``concurrency`` worker processes at a time. With
+    ``share_prepared``, the episodes of one scenario, trial and seed share one preparation of the
+    environment (``shared.py``) and their records arrive together."""
+    from .shared import groups
+
     done = done_keys(run_dir, retry_errors)
     todo = [s for s in specs if s.key not in done]
+    units = groups(todo) if share_prepared else [[s] for s in todo]
     summary = BatchSummary(planned=len(specs), skipped=len(specs) - len(todo))
     log = EpisodeLog(run_dir)
 
@@ -147,54 +167,54 @@ def run_batch(
 
     try:
         if concurrency <= 1:
-            for s in todo:
-                if finish(_safe_run(s)):
+            for unit in units:
+                if any([finish(rec) for rec in _safe_run_unit(unit)]):
                     summary.stopped_early = True
                     break
             return summary
         ctx = _mp_context()
-        queue = list(todo)
+        queue = list(units)
         stop = False
         while queue and not stop:
             # a worker that dies (OOM kill, segfault) breaks the pool: its episodes are recorded as
             # harness errors and a fresh pool takes the rest of the queue
             ran_before = summary.ran
             with ProcessPoolExecutor(max_workers=concurrency, mp_context=ctx) as pool:
-                pending: dict[Future[EpisodeRecord], EpisodeSpec] = {}
+                pending: dict[Future[list[EpisodeRecord]], list[EpisodeSpec]] = {}
                 broken = False
                 while (queue or pending) and not broken:
                     while queue and not stop and len(pending) < concurrency:
-                        s = queue.pop(0)
+                        unit = queue.pop(0)
                         try:
-                            pending[pool.submit(_safe_run, s)] = s
+                            pending[pool.submit(_safe_run_unit, unit)] = unit
                         except BrokenProcessPool:
-                            queue.insert(0, s)
+                            queue.insert(0, unit)
                             broken = True
                             break
                     if not pending:
                         break
                     finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                     for fut in finished:
-                        s = pending.pop(fut)
+                        unit = pending.pop(fut)
                         try:
-                            rec = fut.result()
+                            recs = fut.result()
                         except BaseException as e:  # noqa: BLE001 - a worker process died
                             broken = broken or isinstance(e, BrokenProcessPool)
-                            rec = _crash_record(s, e)
-                        if finish(rec):
+                            recs = [_crash_record(s, e) for s in unit]
+                        if any([finish(rec) for rec in recs]):
                             stop = True
                             summary.stopped_early = True
                     if stop:
                         queue.clear()
                 if broken:
-                    for fut, s in pending.items():
+                    for fut, unit in pending.items():
                         fut.cancel()
-                        finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
+                        for s in unit:
+                            finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
                     if not pending and queue and summary.ran == ran_before:
                         # the pool broke before running anything: never loop forever
-                        finish(
-                            _crash_record(queue.pop(0), BrokenProcessPool("cannot start worker processes"))
-                        )
+                        for s in queue.pop(0):
+                            finish(_crash_record(s, BrokenProcessPool("cannot start worker processes")))
                     pending.clear()
         return summary
     finally:

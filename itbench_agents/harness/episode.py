@@ -177,7 +177,52 @@ def read_output_fallback(work: Path) -> AgentOutput | None:
     return AgentOutput(diagnosis=diag, diagnosis_error=err)
 
 
-def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
+@dataclass
+class Prepared:
+    """An environment made ready for an agent (deployed, baseline taken, faults injected, alerts
+    waited for), or how that failed. Several episodes of one scenario, trial and seed can share
+    one: ``shared.py`` forks a child per episode from it."""
+
+    env: Environment | None
+    events: list[EnvEvent] = field(default_factory=list)
+    """The environment's notes for the trajectory (``deployed``, ``injected``, ``churn``, ``alerts``)."""
+    alerts_fired_twin_s: float | None = None
+    failure: str | None = None
+    """Why the environment is not ready (an ``env_error``); None when it is."""
+
+
+def prepare(spec: EpisodeSpec, work: Path, t0: float) -> Prepared:
+    """Deploy, inject and wait for the alerts; never raises (a failure is the result's ``failure``)."""
+    out = Prepared(env=None)
+
+    def note(phase: str, detail: Any = None) -> None:
+        out.events.append(EnvEvent(phase=phase, detail=detail, t_wall=time.perf_counter() - t0))
+
+    try:
+        out.env = env = make_environment(spec, work)
+        env.deploy()
+        note("deployed", {"seed": spec.seed})
+        note("injected", env.inject())
+        churn_plan = getattr(env, "churn_plan", None)
+        if churn_plan is not None:  # the harness's record only: agents never see it
+            note("churn", churn_plan.describe())
+        check = env.wait_for_alerts()
+        out.alerts_fired_twin_s = check.elapsed_s
+        note("alerts", {"firing": check.firing, "missing": check.missing, "waited_s": check.elapsed_s})
+        if not check.ok:
+            raise EnvironmentError_(
+                f"expected alerts did not fire within their window: {', '.join(check.missing)}"
+            )
+    except EnvironmentError_ as e:
+        out.failure = str(e)
+    except Exception as e:
+        out.failure = f"{type(e).__name__}: {e}"
+    return out
+
+
+def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeRecord:
+    """One episode; with ``prepared`` (in a process forked from a shared preparation, ``shared.py``)
+    the environment is not deployed again but served afresh for this episode's agent."""
     t0 = time.perf_counter()
     started = _utc()
     ep_dir = Path(spec.run_dir).resolve() / "episodes" / spec.episode_id
@@ -203,28 +248,22 @@ def run_episode(spec: EpisodeSpec) -> EpisodeRecord:
         traj.write(ev)
 
     try:
-        try:
-            env = make_environment(spec, work)
-            env.deploy()
-            note("deployed", {"seed": spec.seed})
-            note("injected", env.inject())
-            write_baseline = getattr(env, "write_baseline", None)
-            if callable(write_baseline):  # what the end-state check compares against
-                write_baseline(ep_dir / "baseline.json")
-            churn_plan = getattr(env, "churn_plan", None)
-            if churn_plan is not None:  # the harness's record only: agents never see it
-                note("churn", churn_plan.describe())
-            check = env.wait_for_alerts()
-            timing.alerts_fired_twin_s = check.elapsed_s
-            note("alerts", {"firing": check.firing, "missing": check.missing, "waited_s": check.elapsed_s})
-            if not check.ok:
-                raise EnvironmentError_(
-                    f"expected alerts did not fire within their window: {', '.join(check.missing)}"
-                )
-        except EnvironmentError_ as e:
-            termination, error = "env_error", str(e)
-        except Exception as e:
-            termination, error = "env_error", f"{type(e).__name__}: {e}"
+        if prepared is None:
+            prepared = prepare(spec, work, t0)
+        elif prepared.env is not None and prepared.failure is None:
+            try:
+                prepared.env.reattach(work)  # type: ignore[attr-defined]
+            except Exception as e:
+                prepared.failure = f"serve the prepared environment: {type(e).__name__}: {e}"
+        env = prepared.env
+        for ev in prepared.events:
+            traj.write(ev)
+        write_baseline = getattr(env, "write_baseline", None)
+        if callable(write_baseline):  # what the end-state check compares against
+            write_baseline(ep_dir / "baseline.json")
+        timing.alerts_fired_twin_s = prepared.alerts_fired_twin_s
+        if prepared.failure is not None:
+            termination, error = "env_error", prepared.failure
         if termination == "submitted":
             assert env is not None
             try:

@@ -191,6 +191,22 @@ class TwinEnvironment:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
 
+    def detach(self) -> None:
+        """Stop serving and keep the prepared cluster, so that the process can fork one child per
+        episode that shares this preparation (``shared.py``). The harness's own client lets go of
+        its kept-alive connections first, so that the server threads serving them end."""
+        if self.api is not None:
+            self.api.session.close()
+        self.twin.stop_serving()
+
+    def reattach(self, workdir: str | Path) -> None:
+        """In a forked child: serve the prepared cluster again, on new ports, with an agent work
+        folder and a harness folder of its own."""
+        self.workdir = Path(workdir).resolve()
+        self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
+        endpoints = self.twin.serve(self.private)
+        self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+
     @property
     def endpoints(self) -> Any:
         return self.twin.endpoints

@@ -10,6 +10,10 @@ ones score. Expectations (a violation makes the command exit 1, naming the scena
 * every episode runs (an environment or harness error is a violation: a strategy that did not
   run proves nothing).
 
+The strategies of one scenario start from one preparation of it (deploy, baseline, injection,
+alert wait), each in a process forked from it (``harness/shared.py``): the same state a
+preparation of its own would give, for the cost of one.
+
 The other strategies (restart everything, shotgun diagnosis, "the alerting service is the root
 cause", pure change detection) are reported, not judged: their numbers say how much of a score
 a strategy without understanding gets.
@@ -160,8 +164,12 @@ def run_audit(
         limits=Limits(max_steps=200, wall_time_s=wall_time_s),
     )
     _, specs, _ = start_run(run_dir, config, ScenarioRegistry.default())
-    summary = run_batch(
-        run_dir, specs, concurrency=jobs, on_record=(lambda rec, _s: on_record(rec)) if on_record else None
+    summary = run_batch(  # the strategies of a scenario share its preparation (harness/shared.py)
+        run_dir,
+        specs,
+        concurrency=jobs,
+        share_prepared=True,
+        on_record=(lambda rec, _s: on_record(rec)) if on_record else None,
     )
     res = AuditResult(list(strategies), list(scenario_ids))
     from ..harness.runfolder import read_episodes

@@ -268,6 +268,16 @@ class Twin:
 
                 logging.getLogger(__name__).exception("twin tick failed")
 
+    def stop_serving(self) -> None:
+        """Stop the endpoints and the ticker and wait for both, keeping the cluster as it is: the
+        process is then down to its own threads (the harness forks a prepared twin, and
+        :meth:`serve` starts it again on new ports)."""
+        self.close()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+        self._stop = threading.Event()
+
     def close(self) -> None:
         self._stop.set()
         servers, self._servers = self._servers, []
