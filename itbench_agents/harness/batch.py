@@ -20,6 +20,7 @@ from ..scenario.registry import ScenarioRegistry
 from .episode import EpisodeSpec, _utc, run_episode, trial_seed
 from .records import EpisodeRecord, RunConfig, RunManifest
 from .runfolder import EpisodeLog, git_revision, open_run, package_versions, read_episodes
+from .shared import crash_record, groups, run_shared
 
 
 def plan(
@@ -90,14 +91,7 @@ class BatchSummary:
 
 
 def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
-    now = _utc()
-    return spec.record(
-        termination="harness_error",
-        error=f"worker crashed: {type(exc).__name__}: {exc}",
-        started_at=now,
-        finished_at=now,
-        wall_s=0.0,
-    )
+    return crash_record(spec, f"worker crashed: {type(exc).__name__}: {exc}")
 
 
 def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
@@ -112,8 +106,6 @@ def _safe_run_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
     """Run one unit of work: a single episode, or episodes that share one preparation (``shared.py``)."""
     if len(unit) == 1:
         return [_safe_run(unit[0])]
-    from .shared import run_shared
-
     try:
         return run_shared(unit)
     except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
@@ -150,8 +142,6 @@ def run_batch(
     """Run ``specs`` (those not done yet), ``concurrency`` worker processes at a time. With
     ``share_prepared``, the episodes of one scenario, trial and seed share one preparation of the
     environment (``shared.py``) and their records arrive together."""
-    from .shared import groups
-
     done = done_keys(run_dir, retry_errors)
     todo = [s for s in specs if s.key not in done]
     units = groups(todo) if share_prepared else [[s] for s in todo]

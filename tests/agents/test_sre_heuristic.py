@@ -264,24 +264,29 @@ def test_a_paused_schedule_is_not_a_suspect(env) -> None:  # type: ignore[no-unt
     assert [e.name for e in out.diagnosis.entities] == ["shop/NetworkChaos/cart-delay"]
 
 
+def restarted_pod(restarts: int, finished: str, ready: bool = True) -> dict:
+    """A running pod "p" whose container "c" last ended with an error at ``finished``."""
+    return {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "c",
+                    "ready": ready,
+                    "restartCount": restarts,
+                    "lastState": {"terminated": {"reason": "Error", "finishedAt": finished}},
+                }
+            ],
+        },
+    }
+
+
 def test_old_restarts_of_a_ready_container_are_history() -> None:
     from itbench_agents.agents.sre_heuristic import chaos_active
 
     def pod(finished: str, ready: bool = True) -> dict:
-        return {
-            "metadata": {"name": "p"},
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {
-                        "name": "c",
-                        "ready": ready,
-                        "restartCount": 3,
-                        "lastState": {"terminated": {"reason": "Error", "finishedAt": finished}},
-                    }
-                ],
-            },
-        }
+        return restarted_pod(3, finished, ready)
 
     agent = make_agent(AgentConfig())
     now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
@@ -302,23 +307,7 @@ def test_a_crash_loop_is_trouble_at_any_restart_count() -> None:
     seconds after the alert, and made the README's figures depend on the agent's speed)."""
 
     def pod(restarts: int) -> dict:
-        return {
-            "metadata": {"name": "p"},
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {
-                        "name": "c",
-                        "ready": True,
-                        "restartCount": restarts,
-                        "state": {"running": {"startedAt": "2027-01-15T07:59:30Z"}},
-                        "lastState": {
-                            "terminated": {"reason": "Error", "finishedAt": "2027-01-15T07:59:20Z"}
-                        },
-                    }
-                ],
-            },
-        }
+        return restarted_pod(restarts, "2027-01-15T07:59:20Z")
 
     agent = make_agent(AgentConfig())
     now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
