@@ -122,6 +122,20 @@ class Finding:
     """For a rollout: the ``NAME=value`` environment variables its newest revision changed."""
 
 
+NAMESPACED_KINDS = {
+    "deployments": "Deployment",
+    "statefulsets": "StatefulSet",
+    "replicasets": "ReplicaSet",
+    "pods": "Pod",
+    "services": "Service",
+    "configmaps": "ConfigMap",
+    "resourcequotas": "ResourceQuota",
+    "networkpolicies": "NetworkPolicy",
+    "horizontalpodautoscalers": "HorizontalPodAutoscaler",
+}
+"""What the heuristic reads in the app's namespace: resource → the ``kind`` of its objects."""
+
+
 @dataclass
 class Cluster:
     """A snapshot of the namespace, read once with ``kubectl get ... -o json``."""
@@ -242,25 +256,35 @@ class HeuristicAgent:
         )
         return data
 
+    def _get_many(
+        self, ctx: ToolContext, resources: list[str], ns: str, events: EventSink
+    ) -> list[dict[str, Any]]:
+        """Objects of several resources in ``ns`` with one ``kubectl get a,b,c``; where that call
+        fails (a resource the credential may not list), one call per resource, so a refusal
+        costs only its own resource."""
+        if len(resources) > 1:
+            self.calls += 1
+            command = f"get {','.join(resources)} -n {ns}"
+            events({"type": "tool_call", "tool": "kubectl", "args": {"command": command + " -o json"}})
+            try:
+                items: list[dict[str, Any]] = kubectl_json(ctx, command).get("items", [])
+            except ToolError as exc:
+                events({"type": "observation", "tool": "kubectl", "content": None, "error": str(exc)})
+            else:
+                events({"type": "observation", "tool": "kubectl", "content": f"{len(items)} object(s)"})
+                return items
+        return [o for r in resources for o in self._get(ctx, f"get {r} -n {ns}", events).get("items", [])]
+
     def read_cluster(self, ctx: ToolContext, ns: str, events: EventSink) -> Cluster:
-        kinds = [
-            "deployments",
-            "statefulsets",
-            "replicasets",
-            "pods",
-            "services",
-            "configmaps",
-            "resourcequotas",
-            "networkpolicies",
-            "horizontalpodautoscalers",
-        ]
-        objects: dict[str, list[dict[str, Any]]] = {}
-        for kind in kinds:
-            objects[kind] = self._get(ctx, f"get {kind} -n {ns}", events).get("items", [])
+        objects: dict[str, list[dict[str, Any]]] = {r: [] for r in NAMESPACED_KINDS}
+        resource_of = {kind: r for r, kind in NAMESPACED_KINDS.items()}
+        for obj in self._get_many(ctx, list(NAMESPACED_KINDS), ns, events):
+            r = resource_of.get(obj.get("kind", ""))
+            if r is not None:
+                objects[r].append(obj)
         namespace = self._get(ctx, f"get namespace {ns}", events)
         created = _ts(namespace) if namespace.get("metadata") else 0.0
         nodes = self._get(ctx, "get nodes", events).get("items", [])
-        chaos: list[dict[str, Any]] = []
         self.calls += 1
         try:
             from ..tools.kubectl import run_kubectl
@@ -269,8 +293,7 @@ class HeuristicAgent:
             resources = [r.strip() for r in out.splitlines() if r.strip()] if code == 0 else []
         except ToolError:
             resources = []
-        for res in resources:
-            chaos += self._get(ctx, f"get {res} -n {ns}", events).get("items", [])
+        chaos = self._get_many(ctx, resources, ns, events) if resources else []
         return Cluster(ns, created, objects, nodes, chaos)
 
     # ------------------------------------------------------------------ rules

@@ -71,6 +71,16 @@ def crash_record(spec: EpisodeSpec, why: str) -> EpisodeRecord:
     return spec.record(termination="harness_error", error=why, started_at=now, finished_at=now, wall_s=0.0)
 
 
+def _warm() -> None:
+    """Load in the preparing process what every child would otherwise load for itself: the token
+    encoding that caps tool observations (a quarter of a second each) and the built-in tools."""
+    from ..tools.budget import count_tokens
+    from ..tools.registry import all_tools
+
+    count_tokens("")
+    all_tools()
+
+
 def _in_child(spec: EpisodeSpec, prepared: Prepared, wfd: int) -> None:
     """The forked child: run the episode, send its record, and leave without the parent's cleanup."""
     code = 0
@@ -138,6 +148,7 @@ def run_shared(
                 done(run_episode(s, prepared))
         elif callable(detach):
             detach()
+            _warm()
             if _alone():
                 forked = True
                 for ev in prepared.events:

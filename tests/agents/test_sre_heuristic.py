@@ -332,3 +332,52 @@ def test_a_flag_the_demo_does_not_document_is_a_weak_suspect() -> None:
         ("cartFailure", False, True),
         ("recommendationCarouselV2", True, False),
     ]
+
+
+def _read(env, monkeypatch, refuse: str | None = None):  # type: ignore[no-untyped-def]
+    """The heuristic's read of the shop namespace; kubectl refuses to list ``refuse``."""
+    from itbench_agents.agents import sre_heuristic
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import ToolError
+
+    real = sre_heuristic.kubectl_json
+    calls: list[str] = []
+
+    def kubectl_json(ctx, command: str):  # type: ignore[no-untyped-def]
+        calls.append(command)
+        if refuse is not None and refuse in command.split()[1].split(","):
+            raise ToolError(
+                f"kubectl exited with code 1:\nError from server (Forbidden): {refuse} is forbidden"
+            )
+        return real(ctx, command)
+
+    monkeypatch.setattr(sre_heuristic, "kubectl_json", kubectl_json)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"])
+    return HeuristicAgent(AgentConfig()).read_cluster(ctx, "shop", lambda e: None), calls
+
+
+def test_the_namespace_is_read_with_one_get_of_every_resource(env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from itbench_agents.agents.sre_heuristic import NAMESPACED_KINDS
+
+    cluster, calls = _read(env, monkeypatch)
+    assert calls == [
+        "get " + ",".join(NAMESPACED_KINDS) + " -n shop",
+        "get namespace shop",
+        "get nodes",
+    ]  # no chaos resources in this cluster
+    # each object under its own resource, as one get per resource would give
+    for resource, group in (("deployments", "apps"), ("replicasets", "apps"), ("pods", ""), ("services", "")):
+        want = sorted(
+            o["metadata"]["name"] for o in env.twin.store.list(GroupResource(group, resource), "shop")
+        )
+        got = cluster.of(resource)
+        assert want and sorted(o["metadata"]["name"] for o in got) == want
+        assert {o["kind"] for o in got} == {NAMESPACED_KINDS[resource]}
+
+
+def test_a_resource_the_credential_may_not_list_costs_only_itself(env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    cluster, calls = _read(env, monkeypatch, refuse="networkpolicies")
+    assert calls[0].startswith("get deployments,statefulsets,")  # refused as a whole ...
+    assert "get networkpolicies -n shop" in calls and "get pods -n shop" in calls  # ... then one by one
+    assert cluster.of("networkpolicies") == []
+    assert cluster.of("deployments") and cluster.of("pods") and cluster.of("services")

@@ -266,8 +266,8 @@ class RestartAll(AuditAgent):
     name = "audit-restart-all"
 
     def act(self, ctx: Any, ns: str, events: EventSink) -> None:
-        for kind, name in self._workloads(ctx, ns, events):
-            self._kubectl(ctx, f"rollout restart {kind}/{name} -n {ns}", events)
+        # one command restarts every Deployment and StatefulSet of the namespace, as a person would type it
+        self._kubectl(ctx, f"rollout restart deployment,statefulset -n {ns}", events)
 
 
 class Shotgun(AuditAgent):
