@@ -124,8 +124,9 @@ class AgentConfig(BaseModel):
     replay_dir: str | None = None
     command: list[str] | None = None
     """For the ``command`` agent: the program to run."""
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    """For the ``command`` agent: bubblewrap sandbox (``auto``: when available)."""
+    sandbox: Literal["auto", "require", "bwrap", "none"] = "auto"
+    """For the ``command`` agent: bubblewrap sandbox (``auto``: when available, with a warning
+    where it is not; ``require`` or ``bwrap``: refuse to run without it)."""
     sandbox_bind: list[str] = Field(default_factory=list)
     """For the ``command`` agent: extra folders bound read-only into the sandbox."""
     options: dict[str, Any] = Field(default_factory=dict)

@@ -31,6 +31,7 @@ from ..harness.limits import LimitExceeded
 from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task
 from .sandbox import (
     MARKER,
+    NO_SANDBOX_WARNING,
     SandboxMode,
     bwrap_argv,
     harness_paths,
@@ -117,6 +118,8 @@ class CommandAgent:
                     hide=[*self.hidden, *map(str, harness_paths())],
                 )
             )
+        if mode == "none" and self.sandbox == "auto":
+            events({"type": "warning", "where": "sandbox", "message": NO_SANDBOX_WARNING})
         events(
             {
                 "type": "agent_message",

@@ -14,8 +14,10 @@ Files named on the command line (``python3 /path/agent.py``) are bound read-only
 ``--sandbox-bind DIR`` binds more (e.g. the agent's package). Paths the harness asks to hide are
 covered by an empty tmpfs even when they lie under a bound folder.
 
-Without bubblewrap (``--sandbox none``, or ``auto`` where ``bwrap`` is missing or cannot create
-namespaces) the program still gets the scrubbed environment and a work folder outside the run
+``--sandbox require`` (or its older name ``bwrap``) refuses to run without the sandbox. Without
+bubblewrap (``--sandbox none``, or ``auto`` where ``bwrap`` is missing or cannot create
+namespaces; the run's output and each episode's trajectory then carry :data:`NO_SANDBOX_WARNING`)
+the program still gets the scrubbed environment and a work folder outside the run
 folder, and its whole process tree is killed at the end (process group, plus every process that
 carries the episode's marker variable, which catches programs that ``setsid`` away); but it can
 read whatever the harness's user can read. Runs record which mode they used.
@@ -34,7 +36,16 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-SandboxMode = Literal["auto", "bwrap", "none"]
+SandboxMode = Literal["auto", "require", "bwrap", "none"]
+"""``require`` and ``bwrap`` are one mode: the sandbox or no run."""
+SANDBOX_MODES: tuple[str, ...] = ("auto", "require", "bwrap", "none")
+NO_SANDBOX_WARNING = (
+    "command agents run WITHOUT a sandbox: bubblewrap is missing or cannot create namespaces here, so "
+    "the agent program can read whatever this user can read, the scenario library and the harness's "
+    "command line included; its scores are not protected from a program that looks (install the "
+    "`bubblewrap` package, or choose --sandbox require to refuse such runs)"
+)
+"""What ``auto`` says when it falls back to no sandbox."""
 MARKER = "ITBENCH_AGENT_RUN"
 """Variable set to a per-episode value in the agent's environment; used to find its processes."""
 SYSTEM_RO = ("/usr", "/etc", "/opt")
@@ -69,12 +80,18 @@ def resolve_mode(mode: SandboxMode) -> Literal["bwrap", "none"]:
         return "none"
     if bwrap_works():
         return "bwrap"
-    if mode == "bwrap":
+    if mode in ("bwrap", "require"):
         raise SandboxUnavailable(
-            "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here "
+            f"--sandbox {mode}: bubblewrap is not installed or cannot create namespaces here "
             "(install the `bubblewrap` package, or choose --sandbox none)"
         )
     return "none"
+
+
+def fallback_warning(mode: SandboxMode) -> str | None:
+    """:data:`NO_SANDBOX_WARNING` when ``mode`` is ``auto`` and resolves to no sandbox, else None
+    (``none`` was chosen on purpose; ``require`` never runs without one)."""
+    return NO_SANDBOX_WARNING if mode == "auto" and resolve_mode(mode) == "none" else None
 
 
 def scrubbed_env(extra: dict[str, str], home: Path) -> dict[str, str]:

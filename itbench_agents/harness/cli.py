@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .records import AgentSpec
+    from .records import AgentSpec, RunConfig
 
 agents_app = typer.Typer(help="Agents the harness can run.", no_args_is_help=True)
 
@@ -140,7 +140,8 @@ def run_cmd(
     sandbox: Annotated[
         str,
         typer.Option(
-            help="command agents: auto (bubblewrap when it works here), bwrap (required) or none",
+            help="command agents: auto (bubblewrap when it works here, a loud warning where not), "
+            "require (refuse to run without it; also spelled bwrap) or none",
             envvar="ITBENCH_SANDBOX",
         ),
     ] = "auto",
@@ -242,6 +243,7 @@ def run_cmd(
 
     from ..agents.base import Limits
     from ..agents.registry import UnknownAgentError, entry
+    from ..agents.sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import ScenarioRegistry, UnknownScenarioError
     from .batch import done_keys, new_run_id, run_batch, start_run
@@ -274,8 +276,8 @@ def run_cmd(
                 if not sep or not key:
                     raise _fail(f"--agent-option {kv!r}: expected KEY=VALUE")
                 options[key] = value
-            if sandbox not in ("auto", "bwrap", "none"):
-                raise _fail(f"--sandbox {sandbox!r}: expected auto, bwrap or none")
+            if sandbox not in SANDBOX_MODES:
+                raise _fail(f"--sandbox {sandbox!r}: expected auto, require, bwrap or none")
             extra: dict[str, object] = {"tools": tools, "temperature": temperature}
             if "command" in agent:
                 from ..agents.sandbox import SandboxUnavailable, resolve_mode
@@ -342,6 +344,9 @@ def run_cmd(
         f"({len(config.scenarios)} scenarios × {config.trials} trials × {len(config.agents)} agents) → {folder}",
         highlight=False,
     )
+    unsandboxed = _sandbox_warning(config)
+    if unsandboxed:
+        console.print(f"[bold yellow]WARNING[/]: {unsandboxed}", highlight=False)
     done = done_keys(folder, retry_errors)
     already = sum(1 for e in episodes if e.key in done)
     with BatchProgress(console, total=len(episodes), completed=already) as progress:
@@ -355,7 +360,8 @@ def run_cmd(
         )
     console.print(
         f"done: {summary.ran} ran, {summary.skipped} already done; diagnosis {summary.diagnosis_pass}/{summary.ran}, "
-        f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}",
+        f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}"
+        + (" [bold yellow](command agents ran WITHOUT a sandbox)[/]" if unsandboxed else ""),
         highlight=False,
     )
     _warn_foreign(console, folder)
@@ -422,6 +428,19 @@ def register(app: typer.Typer) -> None:
     app.command("score")(score_cmd)
     app.command("report")(report_cmd)
     app.add_typer(agents_app, name="agents")
+
+
+def _sandbox_warning(config: RunConfig) -> str | None:
+    """The no-sandbox warning when a command agent of ``config`` asked for ``auto`` and this machine
+    has no working bubblewrap."""
+    from ..agents.sandbox import fallback_warning
+
+    for spec in config.agents:
+        if spec.name == "command":
+            mode = str(spec.config.get("sandbox", "auto"))
+            if mode == "auto":
+                return fallback_warning("auto")
+    return None
 
 
 def _warn_foreign(console: Console, run_dir: Path) -> None:

@@ -71,6 +71,14 @@ class ErrorEvent(_Event):
     message: str = ""
 
 
+class WarningEvent(_Event):
+    """Something that weakens what the episode's scores mean (e.g. an agent run without a sandbox)."""
+
+    type: Literal["warning"] = "warning"
+    where: str = ""
+    message: str = ""
+
+
 class Note(_Event):
     type: Literal["note"] = "note"
     raw: Any = None
@@ -78,7 +86,15 @@ class Note(_Event):
 
 
 TrajectoryEvent = Annotated[
-    ModelCall | ToolCall | Observation | EnvEvent | AgentMessage | ScoreEvent | ErrorEvent | Note,
+    ModelCall
+    | ToolCall
+    | Observation
+    | EnvEvent
+    | AgentMessage
+    | ScoreEvent
+    | ErrorEvent
+    | WarningEvent
+    | Note,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(TrajectoryEvent)
