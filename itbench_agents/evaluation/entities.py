@@ -1,7 +1,7 @@
 """Ground-truth entity matching: names like ``otel-demo/Deployment/ad`` against ITBench v1 groups.
 
-A predicted entity matches a group when the kinds agree (case-insensitive, plural and API-group
-suffixes tolerated), the namespaces agree (when both are given) and the name equals the group's
+A predicted entity matches a group when the kinds agree (in any spelling kubectl accepts: kind,
+singular, plural or short name, with or without the API group, any case; see :func:`norm_kind`), the namespaces agree (when both are given) and the name equals the group's
 ``name`` or fully matches one of its ``filter`` regexes. Groups listed together in an ``aliases``
 entry form one *alias class*: matching any member matches the class.
 """
@@ -10,41 +10,45 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from ..scenario.spec import GroundTruth, Group
 
-_PLURALS = {
-    "pods": "pod",
-    "services": "service",
-    "svc": "service",
-    "deployments": "deployment",
-    "deploy": "deployment",
-    "replicasets": "replicaset",
-    "rs": "replicaset",
-    "statefulsets": "statefulset",
-    "daemonsets": "daemonset",
-    "configmaps": "configmap",
-    "cm": "configmap",
-    "secrets": "secret",
-    "namespaces": "namespace",
-    "ns": "namespace",
-    "nodes": "node",
-    "no": "node",
-    "persistentvolumeclaims": "persistentvolumeclaim",
-    "pvc": "persistentvolumeclaim",
-    "networkpolicies": "networkpolicy",
-    "netpol": "networkpolicy",
-    "resourcequotas": "resourcequota",
-    "quota": "resourcequota",
-    "horizontalpodautoscalers": "horizontalpodautoscaler",
-    "hpa": "horizontalpodautoscaler",
-    "priorityclasses": "priorityclass",
-}
+
+@cache
+def _kind_names() -> dict[str, str]:
+    """Every spelling kubectl accepts for a resource the twin serves → its kind, lower case: the
+    kind, singular, plural and short names, each also qualified with the API group
+    (``schedules.chaos-mesh.org``). From the twin's resource table and the Chaos Mesh CRDs."""
+    from ..twin.faults.chaos import GROUP as CHAOS_GROUP
+    from ..twin.faults.chaos import KINDS as CHAOS_KINDS
+    from ..twin.kube.resources import BUILTIN
+
+    spellings = [(r.kind, r.group, (r.singular_name, r.resource, *r.short_names)) for r in BUILTIN] + [
+        (kind, CHAOS_GROUP, (kind.lower(), plural)) for kind, plural in CHAOS_KINDS.items()
+    ]
+    out: dict[str, str] = {}
+    for kind, group, names in spellings:
+        for name in {kind.lower(), *names}:
+            out.setdefault(name.lower(), kind.lower())  # the core group first: "nodes" is a Node
+            if group:
+                out.setdefault(f"{name.lower()}.{group}", kind.lower())
+    return out
 
 
 def norm_kind(kind: str) -> str:
-    k = kind.strip().lower().split(".", 1)[0]
-    return _PLURALS.get(k, k)
+    """A kind as kubectl would resolve it (``Deployment``, ``deployments``, ``deploy``,
+    ``deployments.apps``, ``deployments.v1.apps``...), lower case; an unknown kind as written
+    (lower case, without a group suffix)."""
+    k = kind.strip().lower()
+    names = _kind_names()
+    if k in names:
+        return names[k]
+    head, _, rest = k.partition(".")
+    version, _, group = rest.partition(".")
+    if group and f"{head}.{group}" in names:  # resource.version.group
+        return names[f"{head}.{group}"]
+    return names.get(head, head)
 
 
 @dataclass(frozen=True)

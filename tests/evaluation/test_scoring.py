@@ -31,6 +31,56 @@ def test_entity_names_parse_and_normalise() -> None:
     assert EntityRef.parse("just-a-name") is None
 
 
+def test_every_spelling_kubectl_accepts_names_the_same_kind() -> None:
+    from collections import defaultdict
+
+    from itbench_agents.evaluation.entities import norm_kind
+    from itbench_agents.twin.faults.chaos import GROUP, KINDS
+    from itbench_agents.twin.kube.resources import BUILTIN
+
+    kinds_of = defaultdict(set)  # a plain name two kinds share ("nodes": Node, NodeMetrics) is the core one's
+    for r in BUILTIN:
+        for n in (r.resource, r.singular_name, *r.short_names):
+            kinds_of[n].add(r.kind)
+    for r in BUILTIN:
+        plain = [
+            r.kind,
+            r.kind.upper(),
+            *(n for n in (r.resource, r.singular_name, *r.short_names) if len(kinds_of[n]) == 1),
+        ]
+        qualified = [
+            f"{r.resource}.{r.group}",
+            f"{r.singular_name}.{r.group}",
+            f"{r.resource}.{r.version}.{r.group}",
+        ]
+        for spelling in plain + (qualified if r.group else []):
+            assert norm_kind(spelling) == r.kind.lower(), (spelling, r.kind)
+    assert norm_kind("nodes") == "node" and norm_kind("nodes.metrics.k8s.io") == "nodemetrics"
+    for kind, plural in KINDS.items():
+        for spelling in (kind, plural, plural.capitalize(), f"{plural}.{GROUP}", f"{kind.lower()}.{GROUP}"):
+            assert norm_kind(spelling) == kind.lower(), spelling
+    assert norm_kind("Widgets.example.com") == "widgets"  # unknown: as written, without its group
+
+
+def test_a_chaos_root_cause_is_correct_in_kubectls_spellings() -> None:
+    gt = GroundTruth.model_validate(
+        {
+            "groups": [
+                {
+                    "id": "s",
+                    "kind": "Schedule",
+                    "namespace": "otel-demo",
+                    "name": "ad-jvm",
+                    "root_cause": True,
+                },
+            ]
+        }
+    )
+    for kind in ("Schedule", "Schedules", "schedules.chaos-mesh.org", "schedule.chaos-mesh.org"):
+        assert score_diagnosis(gt, diag(f"otel-demo/{kind}/ad-jvm")).correct, kind
+    assert not score_diagnosis(gt, diag("otel-demo/PodChaos/ad-jvm")).correct
+
+
 @pytest.mark.parametrize(
     ("names", "correct", "p", "r"),
     [
