@@ -137,28 +137,41 @@ def mint_token(api: KubeApi, sa: str, seconds: int = TOKEN_SECONDS) -> str:
     return str(token)
 
 
-def provision_agent_access(
-    api: KubeApi, admin_kubeconfig: str | Path, namespaces: list[str], workdir: Path, *, write: bool = True
-) -> AgentCredentials:
-    """Create the agent's ServiceAccounts and Roles (idempotent), mint tokens and write
-    ``kubeconfig`` (writer, or reader when ``write`` is False) and ``kubeconfig-readonly`` into
-    ``workdir``, for the cluster (server and CA) of ``admin_kubeconfig``. ``api`` must carry an
-    admin credential."""
-    server, ca_data = kubeconfig_cluster(admin_kubeconfig)
+def grant_agent_access(api: KubeApi, namespaces: list[str], *, write: bool = True) -> tuple[str, str]:
+    """Create the agent's ServiceAccounts and Roles (idempotent) and mint their tokens: (the
+    writer's token, or the reader's when ``write`` is False; the reader's token). ``api`` must carry
+    an admin credential."""
     _ensure(api, {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(AGENT_NAMESPACE)})
     for sa, can_write in ((READER, False), (WRITER, True)):
         _ensure(api, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(sa, AGENT_NAMESPACE)})
         for obj in _role_objects(namespaces, sa, can_write):
             _ensure(api, obj)
     reader = mint_token(api, READER)
-    writer = mint_token(api, WRITER) if write else reader
+    return (mint_token(api, WRITER) if write else reader), reader
+
+
+def write_agent_kubeconfigs(
+    admin_kubeconfig: str | Path, namespaces: list[str], workdir: Path, token: str, readonly_token: str
+) -> AgentCredentials:
+    """Write ``kubeconfig`` (``token``) and ``kubeconfig-readonly`` into ``workdir``, for the
+    cluster (server and CA) of ``admin_kubeconfig``."""
+    server, ca_data = kubeconfig_cluster(admin_kubeconfig)
     default_ns = namespaces[0] if namespaces else "default"
     workdir.mkdir(parents=True, exist_ok=True)
     main = workdir / "kubeconfig"
     ro = workdir / "kubeconfig-readonly"
-    for path, token in ((main, writer), (ro, reader)):
+    for path, tok in ((main, token), (ro, readonly_token)):
         path.write_text(
-            kubeconfig_yaml(server, context="itbench", namespace=default_ns, token=token, ca_data=ca_data)
+            kubeconfig_yaml(server, context="itbench", namespace=default_ns, token=tok, ca_data=ca_data)
         )
         path.chmod(0o600)
-    return AgentCredentials(main.resolve(), ro.resolve(), writer, reader)
+    return AgentCredentials(main.resolve(), ro.resolve(), token, readonly_token)
+
+
+def provision_agent_access(
+    api: KubeApi, admin_kubeconfig: str | Path, namespaces: list[str], workdir: Path, *, write: bool = True
+) -> AgentCredentials:
+    """:func:`grant_agent_access`, then :func:`write_agent_kubeconfigs`: ``kubeconfig`` (writer, or
+    reader when ``write`` is False) and ``kubeconfig-readonly`` in ``workdir``."""
+    token, readonly = grant_agent_access(api, namespaces, write=write)
+    return write_agent_kubeconfigs(admin_kubeconfig, namespaces, workdir, token, readonly)

@@ -192,7 +192,8 @@ class Prepared:
 
 
 def prepare(spec: EpisodeSpec, work: Path, t0: float) -> Prepared:
-    """Deploy, inject and wait for the alerts; never raises (a failure is the result's ``failure``)."""
+    """Deploy, inject, wait for the alerts and grant the agent's access; never raises (a failure is
+    the result's ``failure``)."""
     out = Prepared(env=None)
 
     def note(phase: str, detail: Any = None) -> None:
@@ -213,6 +214,9 @@ def prepare(spec: EpisodeSpec, work: Path, t0: float) -> Prepared:
             raise EnvironmentError_(
                 f"expected alerts did not fire within their window: {', '.join(check.missing)}"
             )
+        grant = getattr(env, "grant_access", None)
+        if callable(grant):  # the agent's credential (its kubeconfig is written with the task)
+            grant()
     except EnvironmentError_ as e:
         out.failure = str(e)
     except Exception as e:

@@ -31,7 +31,7 @@ from ..scenario.spec import ExpectedAlert, Scenario
 from ..twin.advance_budget import AdvanceBudget
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
 from ..twin.endpoints import Endpoints
-from .access import provision_agent_access
+from .access import grant_agent_access, write_agent_kubeconfigs
 from .endstate import (
     Baseline,
     CollateralPolicy,
@@ -169,6 +169,10 @@ class TwinEnvironment:
         self.churn = churn_mode(churn)
         """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
         self.churn_plan: ChurnPlan | None = None
+        self.in_forked_child = False
+        """Set by :meth:`reattach`: this process ends with its episode (``shared.py``)."""
+        self.agent_tokens: tuple[str, str] | None = None
+        """The agent's (writer, reader) tokens, minted by :meth:`grant_access`."""
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
@@ -204,6 +208,7 @@ class TwinEnvironment:
         folder and a harness folder of its own."""
         self.workdir = Path(workdir).resolve()
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
+        self.in_forked_child = True
         endpoints = self.twin.serve(self.private)
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
 
@@ -263,12 +268,23 @@ class TwinEnvironment:
         check.elapsed_s = self.now() - start
         return check
 
+    def grant_access(self) -> None:
+        """Create the agent's ServiceAccounts and Roles and mint its tokens, with the clock paused
+        (the harness's preparation ends with it, so the episodes that share a preparation share
+        this too; :meth:`task` writes the kubeconfigs for the cluster as it is served then)."""
+        assert self.api is not None
+        self.agent_tokens = grant_agent_access(self.api, [self.scenario.namespace])
+
     def task(self, limits: Limits) -> Task:
         """The agent's task: its own ServiceAccount credential in its work folder, and from now on
         the twin seconds it advances count against ``limits.wall_time_s``."""
-        assert self.api is not None
         namespaces = [self.scenario.namespace]
-        creds = provision_agent_access(self.api, self.endpoints.kubeconfig, namespaces, self.workdir)
+        if self.agent_tokens is None:
+            self.grant_access()
+        assert self.agent_tokens is not None
+        creds = write_agent_kubeconfigs(
+            self.endpoints.kubeconfig, namespaces, self.workdir, *self.agent_tokens
+        )
         self.agent_endpoints = self.endpoints.model_copy(
             update={
                 "kubeconfig": str(creds.kubeconfig),
@@ -426,6 +442,8 @@ class TwinEnvironment:
         return {"scenario": self.scenario, "kube_url": self.endpoints.kube_url, "now": self._now_dt}
 
     def teardown(self) -> None:
-        if self.twin is not None:
+        # a forked child's servers are threads of a process that ends with its episode: waiting
+        # for each to notice a shutdown request (up to its poll interval) would only cost time
+        if self.twin is not None and not self.in_forked_child:
             self.twin.close()
         shutil.rmtree(self.private, ignore_errors=True)

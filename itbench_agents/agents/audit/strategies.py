@@ -142,15 +142,14 @@ class AuditAgent:
         return sorted(out)
 
     def _workloads(self, ctx: Any, ns: str, events: EventSink) -> list[tuple[str, str]]:
-        """(kind, name) of every Deployment and StatefulSet in ``ns``."""
-        out = [
-            ("deployment", d["metadata"]["name"]) for d in self._get(ctx, f"get deployments -n {ns}", events)
+        """(kind, name) of every Deployment and StatefulSet in ``ns`` (one ``kubectl get``)."""
+        items = self._get(ctx, f"get deployments,statefulsets -n {ns}", events)
+        return [
+            (o["kind"].lower(), o["metadata"]["name"])
+            for kind in ("Deployment", "StatefulSet")
+            for o in items
+            if o.get("kind") == kind
         ]
-        out += [
-            ("statefulset", s["metadata"]["name"])
-            for s in self._get(ctx, f"get statefulsets -n {ns}", events)
-        ]
-        return out
 
     # ------------------------------------------------------------------ the strategy
     def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
