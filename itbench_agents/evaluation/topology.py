@@ -52,6 +52,20 @@ def node_key(namespace: str | None, kind: str, name: str) -> str:
 class Topology:
     nodes: set[str] = field(default_factory=set)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    at_fault: set[str] = field(default_factory=set)
+    """Keys of the objects that existed when the fault's alerts fired (the graph is the end state):
+    with :attr:`nodes`, the objects an agent may name (empty when not recorded)."""
+
+    def existed(self, namespace: str | None, kind: str, name: str) -> bool | None:
+        """Whether the object existed at the fault or at the end; None when unknown (nothing
+        recorded at the fault)."""
+        if not self.at_fault:
+            return None
+        known = self.nodes | self.at_fault
+        if namespace:
+            return node_key(namespace, kind, name) in known
+        suffix = "/" + node_key(None, kind, name)
+        return any(k == suffix[1:] or k.endswith(suffix) for k in known)
 
     def add_edge(self, a: str, b: str, kind: str) -> None:
         self.nodes.add(a)
@@ -100,11 +114,14 @@ class Topology:
 
     # ------------------------------------------------------------------ persistence
     def to_json(self) -> dict[str, Any]:
-        return {"nodes": sorted(self.nodes), "edges": [list(e) for e in self.edges]}
+        out: dict[str, Any] = {"nodes": sorted(self.nodes), "edges": [list(e) for e in self.edges]}
+        if self.at_fault:
+            out["at_fault"] = sorted(self.at_fault)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Topology:
-        t = cls(set(data.get("nodes", [])), [])
+        t = cls(set(data.get("nodes", [])), [], set(data.get("at_fault", [])))
         for a, b, k in data.get("edges", []):
             t.add_edge(a, b, k)
         return t

@@ -171,6 +171,8 @@ class TwinEnvironment:
         self.churn_plan: ChurnPlan | None = None
         self.in_forked_child = False
         """Set by :meth:`reattach`: this process ends with its episode (``shared.py``)."""
+        self.fault_objects: set[str] = set()
+        """Topology keys of the objects that existed when the expected alerts fired."""
         self.agent_tokens: tuple[str, str] | None = None
         """The agent's (writer, reader) tokens, minted by :meth:`grant_access`."""
 
@@ -258,6 +260,7 @@ class TwinEnvironment:
         start = self.now()
         if self.scenario.control or not self.scenario.alerts:
             self.twin.advance(CONTROL_WAIT_S, step=self.step_s)
+            self.fault_objects = set(self._topology().nodes)
             return AlertCheck([], [], self.now() - start)
         limit = max(a.window_s for a in self.scenario.alerts)
         self.twin.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
@@ -266,6 +269,7 @@ class TwinEnvironment:
             self.twin.advance(ALERT_POLL_S, step=self.step_s)
             check = self.check_alerts()
         check.elapsed_s = self.now() - start
+        self.fault_objects = set(self._topology().nodes)  # what existed when they fired
         return check
 
     def grant_access(self) -> None:
@@ -427,6 +431,14 @@ class TwinEnvironment:
         return edges
 
     def topology(self) -> Topology:
+        """The end state's objects and how they connect, with the objects that existed when the
+        alerts fired (``Topology.at_fault``: the diagnosis scorer accepts a generated name, a pod
+        or ReplicaSet, only when it existed)."""
+        topo = self._topology()
+        topo.at_fault = set(self.fault_objects)
+        return topo
+
+    def _topology(self) -> Topology:
         assert self.api is not None
         objs: list[dict[str, Any]] = []
         for api_version, kind in TOPOLOGY_KINDS:

@@ -14,6 +14,7 @@ from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.entities import AliasIndex, EntityRef
 from itbench_agents.evaluation.ntam import NtamParams, NtamScorer
 from itbench_agents.evaluation.stats import pass_at_k, stderr
+from itbench_agents.evaluation.topology import Topology
 from itbench_agents.scenario.spec import GroundTruth
 
 
@@ -97,6 +98,25 @@ def test_a_chaos_root_cause_is_correct_in_kubectls_spellings() -> None:
 def test_exact_match_and_prf(names: list[str], correct: bool, p: float, r: float) -> None:
     s = score_diagnosis(ground_truth(), diag(*names))
     assert (s.correct, s.precision, s.recall) == (correct, p, r)
+
+
+def test_a_pod_name_counts_only_for_a_pod_that_existed() -> None:
+    import copy
+
+    topo = topology()
+    assert "otel-demo/pod/ad-5f7-abcde" in topo.nodes
+    real, invented = "otel-demo/Pod/ad-5f7-abcde", "otel-demo/Pod/ad-zzzz-yyyyy"  # both fit the pattern
+    assert score_diagnosis(ground_truth(), diag(invented), None).correct  # no topology: not checked
+    assert score_diagnosis(ground_truth(), diag(invented), topo).correct  # nothing recorded at the fault
+    ended = copy.deepcopy(topo)
+    ended.nodes.discard("otel-demo/pod/ad-5f7-abcde")  # restarted away by the end ...
+    ended.at_fault = {"otel-demo/pod/ad-5f7-abcde"}  # ... but there when the alerts fired
+    assert score_diagnosis(ground_truth(), diag(real), ended).correct
+    assert score_diagnosis(ground_truth(), diag("pods/ad-5f7-abcde"), ended).correct  # no namespace
+    s = score_diagnosis(ground_truth(), diag(invented), ended)
+    assert not s.correct and s.unmatched == [invented]
+    assert score_diagnosis(ground_truth(), diag("otel-demo/Deployment/ad"), ended).correct  # named: as before
+    assert Topology.from_json(ended.to_json()).at_fault == ended.at_fault
 
 
 def test_missing_and_control_diagnoses() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from itbench_agents.agents.base import Limits
+from itbench_agents.evaluation.topology import Topology
 from itbench_agents.harness.batch import plan
 from itbench_agents.harness.episode import EpisodeSpec, run_episode
 from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
@@ -112,6 +113,15 @@ def test_a_batch_shares_preparations_through_its_worker_pool(tmp_path: Path) -> 
     assert sorted(recorded) == sorted(s.episode_id for s in todo)
     for rec in recorded.values():
         assert phases(run_dir, rec)["deployed"]["shared_by"] == 2  # type: ignore[index]
+    # the pods that existed when the alerts fired are recorded with the end state (the scorer
+    # accepts a pod name only for a pod that existed): the load generator's, gone once scaled down
+    topo = {
+        rec.agent: Topology.read(run_dir / "episodes" / rec.episode_id / "topology.json")
+        for rec in recorded.values()
+    }
+    loadgen = {k for k in topo["noop"].at_fault if k.startswith("otel-demo/pod/load-generator-")}
+    assert loadgen and topo["audit-scale-loadgen"].at_fault == topo["noop"].at_fault
+    assert not loadgen & topo["audit-scale-loadgen"].nodes and loadgen <= topo["noop"].nodes
     # resumed, nothing is left to run
     assert run_batch(run_dir, todo, concurrency=2, share_prepared=True).ran == 0
 
