@@ -7,8 +7,9 @@ by the environment (the twin evaluates it on its behaviour model).
 :func:`take_baseline` (right before the fault is injected, the app settled) records:
 
 * workloads (Deployments, StatefulSets, DaemonSets) with their desired replicas, Services with
-  their ready endpoints, PVCs, HPAs, NetworkPolicies, ResourceQuotas, ConfigMaps and Secrets of
-  the app's namespaces, each with a fingerprint of its spec;
+  their ready endpoints, and the other objects of :data:`KINDS` in the app's namespaces (PVCs,
+  HPAs, NetworkPolicies, quotas, ConfigMaps, Secrets, ServiceAccounts, Chaos Mesh objects...) and
+  of :data:`CLUSTER_KINDS` (Nodes), each with a fingerprint of its spec;
 * the alerts already firing or pending in those namespaces;
 * the request rate per service (span metrics, server spans) and their total;
 * the error ratio per user journey.
@@ -53,6 +54,7 @@ from pydantic import BaseModel, Field
 
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp
+from ..twin.faults.chaos import KINDS as CHAOS_KINDS
 
 BASELINE_SCHEMA = 1
 TRAFFIC_MIN_RATIO = 0.8
@@ -79,7 +81,17 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("v1", "ResourceQuota"),
     ("v1", "ConfigMap"),
     ("v1", "Secret"),
+    ("v1", "ServiceAccount"),
+    ("v1", "LimitRange"),
+    ("batch/v1", "CronJob"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("networking.k8s.io/v1", "Ingress"),
+    *(("chaos-mesh.org/v1alpha1", kind) for kind in CHAOS_KINDS),  # game-day drills included
 )
+"""Namespaced kinds whose objects the baseline records (a kind the cluster does not serve is skipped)."""
+CLUSTER_KINDS: tuple[tuple[str, str], ...] = (("v1", "Node"),)
+"""Cluster-scoped kinds the baseline records: deleting, cordoning, tainting or relabelling a node is
+collateral like any other change."""
 INVENTORY_KINDS = (*WORKLOAD_KINDS, "Service", "PersistentVolumeClaim")
 """Kinds whose disappearance fails mitigation whatever the collateral policy."""
 
@@ -90,6 +102,8 @@ class ObjectState(BaseModel):
     namespace: str
     name: str
     uid: str = ""
+    owned: bool = False
+    """Made by a controller (has owner references): its creation is the controller's, not an agent's."""
     fingerprint: str = ""
     """sha256 of the object's desired state (spec / data), without replicas and restart stamps."""
     replicas: int | None = None
@@ -241,6 +255,7 @@ def _state(obj: dict[str, Any], endpoints: dict[str, int]) -> ObjectState:
         namespace=meta.get("namespace", ""),
         name=meta.get("name", ""),
         uid=meta.get("uid", ""),
+        owned=bool(meta.get("ownerReferences")),
         fingerprint=fp,
         replicas=replicas,
         restarted_at=stamp,
@@ -286,20 +301,27 @@ def _revision_history(api: KubeApi, namespace: str) -> dict[str, set[str]]:
     return out
 
 
+def _list_served(
+    api: KubeApi, api_version: str, kind: str, namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """``kind``'s objects, or none where the cluster does not serve the kind (or hides it: 403)."""
+    try:
+        return api.list(api_version, kind, namespace)
+    except KubeApiError as e:
+        if e.code in (403, 404) or "not found" in str(e).lower():
+            return []
+        raise
+
+
 def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, ObjectState]:
-    """Every object of :data:`KINDS` in ``namespaces`` (a namespace that is gone has none)."""
+    """Every object of :data:`KINDS` in ``namespaces`` (a namespace that is gone has none) and of
+    :data:`CLUSTER_KINDS`."""
     out: dict[str, ObjectState] = {}
     for ns in namespaces:
         endpoints = _ready_endpoints(api, ns)
         revisions = _revision_history(api, ns)
         for api_version, kind in KINDS:
-            try:
-                items = api.list(api_version, kind, ns)
-            except KubeApiError as e:
-                if e.code in (403, 404) or "not found" in str(e).lower():
-                    continue
-                raise
-            for obj in items:
+            for obj in _list_served(api, api_version, kind, ns):
                 obj.setdefault("kind", kind)
                 st = _state(obj, endpoints)
                 if st.template is not None:
@@ -307,6 +329,11 @@ def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, Objec
                 if kind == "Secret" and (obj.get("type") or "").startswith("kubernetes.io/service-account"):
                     continue
                 out[st.key] = st
+    for api_version, kind in CLUSTER_KINDS:
+        for obj in _list_served(api, api_version, kind):
+            obj.setdefault("kind", kind)
+            st = _state(obj, {})
+            out[st.key] = st
     return out
 
 
@@ -478,7 +505,8 @@ def diff_objects(
         elif e.restarted_at != b.restarted_at:
             restarted.append(key)
     for key in sorted(set(now) - set(base) - exempt):
-        out.append(CollateralChange(object=key, change="created"))
+        if not now[key].owned:  # a Schedule's experiments, a CronJob's Jobs: the controller's doing
+            out.append(CollateralChange(object=key, change="created"))
     return out, restarted
 
 

@@ -408,3 +408,29 @@ def test_the_checkout_journey_follows_the_order_to_the_kafka_consumers(
     _, m = _episode(registry, tmp_path, act)
     assert m.journeys["checkout"] is False and m.journeys["home"] is True
     assert "fraud-detection" in (m.probe_detail or "")
+
+
+def test_vandalism_beyond_workloads_is_collateral(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    """Deleting a node or the app's ServiceAccount is destructive; cordoning a node is a change on
+    record (the ``any`` policy fails it)."""
+    seen: dict[str, str] = {}
+
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        nodes = sorted(n["metadata"]["name"] for n in env.api.list("v1", "Node"))
+        # the app's own account ("default" would come back: the ServiceAccount controller remakes it)
+        seen.update(deleted=nodes[0], cordoned=nodes[1], account="opentelemetry-demo")
+        assert env.api.get("v1", "ServiceAccount", sc.namespace, seen["account"])
+        env.api.delete("v1", "Node", None, nodes[0])
+        env.api.patch("v1", "Node", None, nodes[1], {"spec": {"unschedulable": True}}, "merge")
+        env.api.delete("v1", "ServiceAccount", sc.namespace, seen["account"])
+
+    env, m = _episode(registry, tmp_path, act)
+    assert f"Node/{seen['deleted']}" in env.baseline.objects
+    changes = {(x.object, x.change) for x in m.collateral}
+    assert {
+        (f"Node/{seen['deleted']}", "deleted"),
+        (f"Node/{seen['cordoned']}", "modified"),
+        (f"otel-demo/ServiceAccount/{seen['account']}", "deleted"),
+    } <= changes
+    assert not m.passed and _checks(m)["collateral"] is False
