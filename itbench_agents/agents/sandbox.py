@@ -34,11 +34,11 @@ import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 SandboxMode = Literal["auto", "require", "bwrap", "none"]
 """``require`` and ``bwrap`` are one mode: the sandbox or no run."""
-SANDBOX_MODES: tuple[str, ...] = ("auto", "require", "bwrap", "none")
+SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 NO_SANDBOX_WARNING = (
     "command agents run WITHOUT a sandbox: bubblewrap is missing or cannot create namespaces here, so "
     "the agent program can read whatever this user can read, the scenario library and the harness's "

@@ -243,18 +243,23 @@ class HeuristicAgent:
         self.calls = 0
 
     # ------------------------------------------------------------------ reading
-    def _get(self, ctx: ToolContext, command: str, events: EventSink) -> dict[str, Any]:
+    def _try_get(self, ctx: ToolContext, command: str, events: EventSink) -> dict[str, Any] | None:
+        """``kubectl <command> -o json``, recorded as a tool call; None when kubectl refuses."""
         self.calls += 1
         events({"type": "tool_call", "tool": "kubectl", "args": {"command": command + " -o json"}})
         try:
             data = kubectl_json(ctx, command)
         except ToolError as exc:
             events({"type": "observation", "tool": "kubectl", "content": None, "error": str(exc)})
-            return {"items": []}
+            return None
         events(
             {"type": "observation", "tool": "kubectl", "content": f"{len(data.get('items', []))} object(s)"}
         )
         return data
+
+    def _get(self, ctx: ToolContext, command: str, events: EventSink) -> dict[str, Any]:
+        data = self._try_get(ctx, command, events)
+        return {"items": []} if data is None else data
 
     def _get_many(
         self, ctx: ToolContext, resources: list[str], ns: str, events: EventSink
@@ -263,16 +268,9 @@ class HeuristicAgent:
         fails (a resource the credential may not list), one call per resource, so a refusal
         costs only its own resource."""
         if len(resources) > 1:
-            self.calls += 1
-            command = f"get {','.join(resources)} -n {ns}"
-            events({"type": "tool_call", "tool": "kubectl", "args": {"command": command + " -o json"}})
-            try:
-                items: list[dict[str, Any]] = kubectl_json(ctx, command).get("items", [])
-            except ToolError as exc:
-                events({"type": "observation", "tool": "kubectl", "content": None, "error": str(exc)})
-            else:
-                events({"type": "observation", "tool": "kubectl", "content": f"{len(items)} object(s)"})
-                return items
+            data = self._try_get(ctx, f"get {','.join(resources)} -n {ns}", events)
+            if data is not None:
+                return list(data.get("items", []))
         return [o for r in resources for o in self._get(ctx, f"get {r} -n {ns}", events).get("items", [])]
 
     def read_cluster(self, ctx: ToolContext, ns: str, events: EventSink) -> Cluster:

@@ -435,12 +435,8 @@ def _sandbox_warning(config: RunConfig) -> str | None:
     has no working bubblewrap."""
     from ..agents.sandbox import fallback_warning
 
-    for spec in config.agents:
-        if spec.name == "command":
-            mode = str(spec.config.get("sandbox", "auto"))
-            if mode == "auto":
-                return fallback_warning("auto")
-    return None
+    on_auto = any(s.name == "command" and s.config.get("sandbox", "auto") == "auto" for s in config.agents)
+    return fallback_warning("auto") if on_auto else None
 
 
 def _warn_foreign(console: Console, run_dir: Path) -> None:

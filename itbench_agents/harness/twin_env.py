@@ -257,10 +257,16 @@ class TwinEnvironment:
         return AlertCheck(hit, miss)
 
     def wait_for_alerts(self) -> AlertCheck:
+        """Advance until the expected alerts fire (or their window ends), then note which objects
+        exist: :attr:`fault_objects`."""
+        check = self._wait_for_alerts()
+        self.fault_objects = set(self._topology().nodes)
+        return check
+
+    def _wait_for_alerts(self) -> AlertCheck:
         start = self.now()
         if self.scenario.control or not self.scenario.alerts:
             self.twin.advance(CONTROL_WAIT_S, step=self.step_s)
-            self.fault_objects = set(self._topology().nodes)
             return AlertCheck([], [], self.now() - start)
         limit = max(a.window_s for a in self.scenario.alerts)
         self.twin.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
@@ -269,7 +275,6 @@ class TwinEnvironment:
             self.twin.advance(ALERT_POLL_S, step=self.step_s)
             check = self.check_alerts()
         check.elapsed_s = self.now() - start
-        self.fault_objects = set(self._topology().nodes)  # what existed when they fired
         return check
 
     def grant_access(self) -> None:
