@@ -15,8 +15,8 @@ What counts as suspicious (the rules):
 
 - a Chaos Mesh experiment or Schedule in the namespace that is not paused and not recovered →
   delete it;
-- a flag in the flagd ConfigMap whose ``defaultVariant`` is not ``off`` → set ``off``, restart flagd
-  (a flag the demo does not document is only a weak suspect);
+- a documented failure flag of the demo whose ``defaultVariant`` is not ``off`` → set ``off``,
+  restart flagd (a flag the demo does not document is a product toggle: a weak suspect, left on);
 - a Deployment whose newest revision was rolled out after the app was deployed and is not healthy
   (pods crash-looping, pending, not ready, OOM-killed; restarts that ended over 15 minutes before
   the newest time the cluster shows, in a container ready since, are history) → ``rollout undo``;
@@ -405,7 +405,8 @@ class HeuristicAgent:
         return out
 
     def _flag_rule(self, c: Cluster, services: list[str]) -> list[Finding]:
-        """Feature flags not ``off`` in a flagd ConfigMap → turn them off, restart flagd."""
+        """Failure flags not ``off`` in a flagd ConfigMap → turn them off, restart flagd; other flags
+        that are on are weak suspects, left as they are."""
         ns = c.ns
         out: list[Finding] = []
         svc_names = sorted(
@@ -425,23 +426,24 @@ class HeuristicAgent:
                     if flag in BENIGN_FLAGS or "off" not in variants or spec.get("defaultVariant") == "off":
                         continue
                     changed.append(flag)
-                    spec["defaultVariant"] = "off"
+                    if flag in FLAG_SERVICE:  # a product toggle stays on: turning it off is no fix
+                        spec["defaultVariant"] = "off"
                 if not changed:
                     continue
-                patch = json.dumps({"data": {key: json.dumps(doc, indent=2)}})
-                fixes: list[tuple[str, str | None]] = [
-                    (
-                        f"patch configmap {cm['metadata']['name']} -n {ns} --type=merge -p {shlex.quote(patch)}",
-                        None,
+                fixes: list[tuple[str, str | None]] = []
+                if any(f in FLAG_SERVICE for f in changed):
+                    patch = json.dumps({"data": {key: json.dumps(doc, indent=2)}})
+                    name = cm["metadata"]["name"]
+                    fixes.append(
+                        (f"patch configmap {name} -n {ns} --type=merge -p {shlex.quote(patch)}", None)
                     )
-                ]
-                flagd = next(
-                    (n for _, d in self._workloads(c) if (n := d["metadata"]["name"]) == "flagd"), None
-                )
-                if flagd:
-                    fixes.append((f"rollout restart deployment/{flagd} -n {ns}", None))
+                    flagd = next(
+                        (n for _, d in self._workloads(c) if (n := d["metadata"]["name"]) == "flagd"), None
+                    )
+                    if flagd:
+                        fixes.append((f"rollout restart deployment/{flagd} -n {ns}", None))
                 # the demo's documented failure flags first; a flag it does not document is a
-                # product toggle of unknown effect: a weak suspect only
+                # product toggle of unknown effect: a weak suspect only, left on
                 changed.sort(key=lambda f: f not in FLAG_SERVICE)
                 for i, flag in enumerate(changed):
                     svc = FLAG_SERVICE.get(flag) or next(

@@ -31,11 +31,15 @@ holds (each is reported on its own in ``mitigation.json``):
 ``collateral``    objects changed or deleted that are not in the fault's footprint; whether this
                   fails mitigation is the collateral policy (``ITBENCH_COLLATERAL``): ``report``
                   (never), ``destructive`` (default: outside the footprint, deleting any
-                  object, scaling a workload down, or rolling a Deployment back to the pod
-                  template of an earlier revision fails), ``any`` (any collateral change fails).
+                  object, scaling a workload down, rolling a Deployment back to the pod
+                  template of an earlier revision, or changing or removing a ConfigMap's or
+                  Secret's key fails), ``any`` (any collateral change fails).
 
 The **fault footprint** (:func:`fault_footprint`) is the set of objects the scenario's fault
-operations touch (created, patched, deleted, flagged, restarted). It is injection data, not the
+operations touch (created, patched, deleted, restarted) and, for configuration, the keys they set:
+a flag operation covers its one flag in the flag document, a patch of a ConfigMap's or Secret's
+data the keys it names — the object's other keys (another flag that is on, another service's
+setting) are compared one by one like any object outside it. It is injection data, not the
 diagnosis ground truth, and it is used only for the two documented exemptions: collateral damage
 excludes footprint objects, and the replicas floor does not apply to a workload whose replicas a
 fault set.
@@ -70,6 +74,8 @@ COLLATERAL_POLICIES: tuple[str, ...] = ("report", "destructive", "any")
 DEFAULT_COLLATERAL: CollateralPolicy = "destructive"
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+CONFIG_KINDS = ("ConfigMap", "Secret")
+"""Kinds compared key by key (:func:`config_keys`)."""
 KINDS: tuple[tuple[str, str], ...] = (
     ("apps/v1", "Deployment"),
     ("apps/v1", "StatefulSet"),
@@ -121,6 +127,10 @@ class ObjectState(BaseModel):
     """sha256 of a Deployment's pod template (without the restart stamp)."""
     history: list[str] = Field(default_factory=list)
     """Pod-template digests of the Deployment's older ReplicaSets (earlier revisions)."""
+    keys: dict[str, str] = Field(default_factory=dict)
+    """Configuration at the grain of its keys (ConfigMaps, Secrets): a digest per data key; a flag
+    document (flagd's JSON, ``{"flags": {...}}``) per flag as ``<data key>#<flag>``, its
+    remainder under the data key (see :func:`config_keys`)."""
 
     @property
     def key(self) -> str:
@@ -164,6 +174,10 @@ class CollateralChange(BaseModel):
     """``namespace/Kind/name``."""
     change: Literal["deleted", "recreated", "scaled_down", "scaled_up", "rolled_back", "modified", "created"]
     detail: str = ""
+    keys: list[str] = Field(default_factory=list)
+    """Configuration keys changed or removed (``<data key>`` or ``<data key>#<flag>``) when the
+    change is to a ConfigMap's or Secret's keys outside the footprint; added keys are in
+    ``detail`` only."""
 
 
 class Footprint(BaseModel):
@@ -172,6 +186,15 @@ class Footprint(BaseModel):
     objects: list[str] = Field(default_factory=list)
     replicas: list[str] = Field(default_factory=list)
     """Workloads whose replicas a fault operation sets."""
+    keys: list[str] = Field(default_factory=list)
+    """Configuration keys a fault operation sets, as ``namespace/Kind/name:<data key>`` (the whole
+    data key, flags included) or ``...:<data key>#<flag>`` (one flag): the object itself is not
+    in :attr:`objects` then, so its other keys stay protected."""
+
+    def covers(self, obj: str, key: str) -> bool:
+        """Whether configuration key ``key`` of object ``obj`` is inside the footprint."""
+        data_key = key.split("#", 1)[0]
+        return f"{obj}:{key}" in self.keys or f"{obj}:{data_key}" in self.keys
 
 
 class EndState(BaseModel):
@@ -209,6 +232,34 @@ def collateral_policy(value: str | None = None) -> CollateralPolicy:
 
 def _digest(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _flag_document(value: Any) -> dict[str, Any] | None:
+    """A flag document (flagd's ``{"flags": {name: flag}}``), or None."""
+    if not isinstance(value, str) or '"flags"' not in value:
+        return None
+    try:
+        doc = json.loads(value)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("flags"), dict) else None
+
+
+def config_keys(obj: dict[str, Any]) -> dict[str, str]:
+    """A ConfigMap's or Secret's configuration at the grain of its keys: a digest per data key; a
+    flag document is split per flag (``<data key>#<flag>``) with the rest under the data key, so
+    that turning one flag off changes one key and reformatting the document changes none."""
+    out: dict[str, str] = {}
+    for section in ("data", "binaryData"):
+        for k, v in (obj.get(section) or {}).items():
+            doc = _flag_document(v) if section == "data" else None
+            if doc is None:
+                out[k] = _digest(v)
+                continue
+            out[k] = _digest({dk: dv for dk, dv in doc.items() if dk != "flags"})
+            for name, flag in doc["flags"].items():
+                out[f"{k}#{name}"] = _digest(flag)
+    return out
 
 
 def _template_digest(template: dict[str, Any]) -> str:
@@ -260,6 +311,8 @@ def _state(obj: dict[str, Any], endpoints: dict[str, int]) -> ObjectState:
         replicas=replicas,
         restarted_at=stamp,
     )
+    if kind in CONFIG_KINDS:
+        st.keys = config_keys(obj)
     if kind in WORKLOAD_KINDS:
         status = obj.get("status") or {}
         st.ready_replicas = int(status.get("readyReplicas") or status.get("numberReady") or 0)
@@ -413,6 +466,7 @@ def fault_footprint(faults: Sequence[Operation]) -> Footprint:
     """The objects the fault operations touch (injection data, not the diagnosis)."""
     objs: list[str] = []
     replicas: list[str] = []
+    keys: list[str] = []
     for op in faults:
         if isinstance(op, CreateOp):
             m = op.object.get("metadata") or {}
@@ -426,14 +480,51 @@ def fault_footprint(faults: Sequence[Operation]) -> Footprint:
         elif isinstance(op, PatchOp | DeleteOp):
             t = op.target
             key = object_key(t.kind, t.namespace, t.name)
-            objs.append(key)
+            data_keys = (
+                _patched_keys(op.patch) if isinstance(op, PatchOp) and t.kind in CONFIG_KINDS else None
+            )
+            if data_keys is None:
+                objs.append(key)
+            else:
+                keys.extend(f"{key}:{k}" for k in data_keys)
             if isinstance(op, PatchOp) and t.kind in WORKLOAD_KINDS and _sets_replicas(op.patch):
                 replicas.append(key)
         elif isinstance(op, FlagOp):
-            objs.append(object_key("ConfigMap", op.namespace, op.configmap))
+            keys.append(f"{object_key('ConfigMap', op.namespace, op.configmap)}:{op.key}#{op.name}")
         elif isinstance(op, RestartOp):
             objs.append(object_key(op.kind, op.namespace, op.name))
-    return Footprint(objects=sorted(set(objs)), replicas=sorted(set(replicas)))
+    whole = set(objs)
+    return Footprint(
+        objects=sorted(whole),
+        replicas=sorted(set(replicas)),
+        keys=sorted({k for k in keys if k.split(":", 1)[0] not in whole}),
+    )
+
+
+DATA_SECTIONS = ("data", "binaryData", "stringData")
+
+
+def _patched_keys(patch: dict[str, Any] | list[dict[str, Any]]) -> list[str] | None:
+    """The data keys a ConfigMap or Secret patch sets, or None when it may change more (then the
+    whole object is in the footprint)."""
+    out: list[str] = []
+    if isinstance(patch, list):  # JSON patch: every path must name one data key
+        for p in patch:
+            parts = str(p.get("path", "")).split("/")
+            if len(parts) != 3 or parts[0] or parts[1] not in DATA_SECTIONS:
+                return None
+            out.append(parts[2].replace("~1", "/").replace("~0", "~"))
+        return out
+    if set(patch) - {*DATA_SECTIONS, "metadata"}:
+        return None
+    for section in DATA_SECTIONS:
+        value = patch.get(section)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            return None
+        out.extend(value)
+    return out
 
 
 def _sets_replicas(patch: dict[str, Any] | list[dict[str, Any]]) -> bool:
@@ -501,7 +592,12 @@ def diff_objects(
                 )
             )
         elif e.fingerprint != b.fingerprint:
-            out.append(CollateralChange(object=key, change="modified", detail="desired state changed"))
+            if b.kind in CONFIG_KINDS and (b.keys or e.keys):
+                c = _key_changes(key, b.keys, e.keys, footprint)
+                if c is not None:
+                    out.append(c)
+            else:
+                out.append(CollateralChange(object=key, change="modified", detail="desired state changed"))
         elif e.restarted_at != b.restarted_at:
             restarted.append(key)
     for key in sorted(set(now) - set(base) - exempt):
@@ -510,11 +606,32 @@ def diff_objects(
     return out, restarted
 
 
+def _key_changes(
+    obj: str, base: dict[str, str], now: dict[str, str], footprint: Footprint
+) -> CollateralChange | None:
+    """The keys of configuration object ``obj`` changed, removed or added outside the footprint."""
+    changed = sorted(k for k in base if k in now and now[k] != base[k] and not footprint.covers(obj, k))
+    removed = sorted(k for k in base if k not in now and not footprint.covers(obj, k))
+    added = sorted(k for k in now if k not in base and not footprint.covers(obj, k))
+    if not (changed or removed or added):
+        return None
+    parts = [
+        f"{what}: {', '.join(ks)}"
+        for what, ks in (("changed", changed), ("removed", removed), ("added", added))
+        if ks
+    ]
+    return CollateralChange(
+        object=obj, change="modified", detail="keys " + "; ".join(parts), keys=sorted(changed + removed)
+    )
+
+
 def destructive(change: CollateralChange) -> bool:
     """What the default policy fails: deleting any baseline object outside the footprint, scaling a
-    workload down, or rolling a workload back to an earlier revision (undoing a healthy release)."""
+    workload down, rolling a workload back to an earlier revision (undoing a healthy release), or
+    changing or removing a configuration key the fault did not set (a flag that was on for a
+    reason, another service's setting)."""
     kind = change.object.split("/")[-2]
-    if change.change == "deleted":
+    if change.change == "deleted" or (change.change == "modified" and change.keys):
         return True
     return change.change in ("scaled_down", "rolled_back") and kind in WORKLOAD_KINDS
 

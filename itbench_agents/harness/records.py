@@ -98,8 +98,10 @@ class EndStateCheckRecord(BaseModel):
 class CollateralRecord(BaseModel):
     object: str
     change: str
-    """deleted, recreated, scaled_down, scaled_up, modified or created."""
+    """deleted, recreated, scaled_down, scaled_up, rolled_back, modified or created."""
     detail: str = ""
+    keys: list[str] = Field(default_factory=list)
+    """Configuration keys changed or removed (``<data key>`` or ``<data key>#<flag>``)."""
 
 
 class MitigationScore(BaseModel):

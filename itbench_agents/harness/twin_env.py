@@ -173,6 +173,8 @@ class TwinEnvironment:
         """Set by :meth:`reattach`: this process ends with its episode (``shared.py``)."""
         self.fault_objects: set[str] = set()
         """Topology keys of the objects that existed when the expected alerts fired."""
+        self.product_flags: list[str] = []
+        """Product flags turned on after deploy (``product_flags.py``): part of the baseline."""
         self.agent_tokens: tuple[str, str] | None = None
         """The agent's (writer, reader) tokens, minted by :meth:`grant_access`."""
 
@@ -196,6 +198,15 @@ class TwinEnvironment:
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+        from . import product_flags
+
+        try:  # a baseline worth protecting: product features switched on (product_flags.py)
+            self.product_flags = product_flags.enable(
+                self.api, self.scenario.namespace, product_flags.choose(self.seed, self.scenario.id)
+            )
+            self.twin.sync()
+        except Exception as e:
+            raise EnvironmentError_(f"product flags: {type(e).__name__}: {e}") from e
 
     def detach(self) -> None:
         """Stop serving and keep the prepared cluster, so that the process can fork one child per

@@ -17,7 +17,9 @@ from itbench_agents.harness.endstate import (
     CollateralChange,
     Footprint,
     ObjectState,
+    _state,
     collateral_policy,
+    config_keys,
     destructive,
     diff_objects,
     fault_footprint,
@@ -92,13 +94,94 @@ def test_footprint_names_every_object_a_fault_touches() -> None:
     )
     fp = fault_footprint(sc.faults)
     assert set(fp.objects) == {
-        "otel-demo/ConfigMap/flagd-config",
         "otel-demo/Deployment/payment",
         "otel-demo/Service/cart",
         "otel-demo/ResourceQuota/q",
         "otel-demo/Deployment/flagd",
     }
     assert fp.replicas == ["otel-demo/Deployment/payment"]  # only the op that sets replicas
+    # a flag operation covers its one flag, not the flag file
+    assert fp.keys == ["otel-demo/ConfigMap/flagd-config:demo.flagd.json#adFailure"]
+    assert fp.covers("otel-demo/ConfigMap/flagd-config", "demo.flagd.json#adFailure")
+    assert not fp.covers("otel-demo/ConfigMap/flagd-config", "demo.flagd.json#cartFailure")
+    assert not fp.covers("otel-demo/ConfigMap/flagd-config", "demo.flagd.json")
+
+
+def _cm_patch(patch: Any) -> Any:
+    target = {"apiVersion": "v1", "kind": "Secret", "name": "db", "namespace": "otel-demo"}
+    kind = "json" if isinstance(patch, list) else "merge"
+    return {"op": "patch", "target": target, "type": kind, "patch": patch}
+
+
+@pytest.mark.parametrize(
+    ("patch", "objects", "keys"),
+    [
+        ({"data": {"password": "eA=="}}, [], ["otel-demo/Secret/db:password"]),
+        ({"stringData": {"a": "1", "b": "2"}}, [], ["otel-demo/Secret/db:a", "otel-demo/Secret/db:b"]),
+        (
+            [{"op": "replace", "path": "/data/pass~1word", "value": "eA=="}],
+            [],
+            ["otel-demo/Secret/db:pass/word"],
+        ),
+        ({"type": "Opaque", "data": {"password": "eA=="}}, ["otel-demo/Secret/db"], []),
+        ([{"op": "remove", "path": "/data"}], ["otel-demo/Secret/db"], []),
+    ],
+)
+def test_a_configuration_patch_covers_the_keys_it_names(
+    patch: Any, objects: list[str], keys: list[str]
+) -> None:
+    fp = fault_footprint(_scenario([_cm_patch(patch)]).faults)
+    assert (fp.objects, fp.keys) == (objects, keys)
+
+
+def _flagd(**variants: str) -> dict[str, Any]:
+    flags = {
+        name: {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": v}
+        for name, v in variants.items()
+    }
+    return {"data": {"demo.flagd.json": json.dumps({"$schema": "s", "flags": flags}), "other": "x"}}
+
+
+def test_config_keys_split_a_flag_document_per_flag() -> None:
+    keys = config_keys(_flagd(adFailure="off", newCheckout="on"))
+    assert set(keys) == {
+        "demo.flagd.json",
+        "demo.flagd.json#adFailure",
+        "demo.flagd.json#newCheckout",
+        "other",
+    }
+    # the same flags written another way (indent, key order) are the same keys
+    doc = json.loads(_flagd(adFailure="off", newCheckout="on")["data"]["demo.flagd.json"])
+    again = {"data": {"demo.flagd.json": json.dumps(doc, indent=4, sort_keys=True), "other": "x"}}
+    assert config_keys(again) == keys
+    # not a flag document (or not JSON): one key
+    assert set(config_keys({"data": {"a.json": '{"flags": 3}', "b": "{not json"}})) == {"a.json", "b"}
+
+
+def _cm(name: str, body: dict[str, Any]) -> ObjectState:
+    obj = {"kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns", "uid": name}, **body}
+    return _state(obj, {})
+
+
+def test_a_flag_outside_the_fault_is_collateral_and_the_fault_flag_is_not() -> None:
+    base = {o.key: o for o in (_cm("flagd-config", _flagd(adFailure="on", newCheckout="on")),)}
+    fp = Footprint(keys=["ns/ConfigMap/flagd-config:demo.flagd.json#adFailure"])
+
+    def diff(**variants: str) -> list[CollateralChange]:
+        now = {o.key: o for o in (_cm("flagd-config", _flagd(**variants)),)}
+        return diff_objects(base, now, fp)[0]
+
+    assert diff(adFailure="off", newCheckout="on") == []  # the fix
+    blanket = diff(adFailure="off", newCheckout="off")  # every flag off
+    assert [(c.object, c.change, c.keys) for c in blanket] == [
+        ("ns/ConfigMap/flagd-config", "modified", ["demo.flagd.json#newCheckout"])
+    ]
+    assert destructive(blanket[0])
+    removed = diff(adFailure="off")  # the product flag deleted from the file
+    assert removed[0].keys == ["demo.flagd.json#newCheckout"] and "removed" in removed[0].detail
+    added = diff(adFailure="off", newCheckout="on", extra="on")  # a new key: on record, not destructive
+    assert [(c.keys, c.detail) for c in added] == [([], "keys added: demo.flagd.json#extra")]
+    assert not destructive(added[0])
 
 
 def _obj(kind: str, name: str, **kw: Any) -> ObjectState:
@@ -175,6 +258,7 @@ def test_a_rollback_to_an_earlier_revision_is_told_from_a_new_release() -> None:
         ("ns/HorizontalPodAutoscaler/a", "deleted", True),
         ("ns/NetworkPolicy/a", "deleted", True),
         ("ns/ConfigMap/a", "deleted", True),
+        ("ns/ConfigMap/a", "modified", False),  # an annotation: keys are what count (below)
         ("ns/Deployment/a", "scaled_down", True),
         ("ns/Deployment/a", "rolled_back", True),
         ("ns/Deployment/a", "scaled_up", False),
@@ -434,3 +518,60 @@ def test_vandalism_beyond_workloads_is_collateral(registry: ScenarioRegistry, tm
         (f"otel-demo/ServiceAccount/{seen['account']}", "deleted"),
     } <= changes
     assert not m.passed and _checks(m)["collateral"] is False
+
+
+def _flag_doc(env: Any, ns: str) -> dict[str, Any]:
+    cm = env.api.get("v1", "ConfigMap", ns, "flagd-config")
+    return json.loads(cm["data"]["demo.flagd.json"])
+
+
+def _write_flags(env: Any, ns: str, doc: dict[str, Any]) -> None:
+    # another layout than the harness wrote: only what the flags say may count
+    body = {"data": {"demo.flagd.json": json.dumps(doc, indent=4, sort_keys=True)}}
+    env.api.patch("v1", "ConfigMap", ns, "flagd-config", body, "merge")
+
+
+def test_every_flag_off_breaks_the_product_flags_and_the_fault_flag_alone_is_the_fix(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    """Issue 26: the baseline runs with product flags on. Turning the fault's flag off (the file
+    rewritten in another layout) passes; turning every flag off fails on the product flags only."""
+    sid = "sre/ad-failure-flag-v1"
+    product: list[str] = []
+
+    def fix_only(env: Any, sc: Scenario) -> None:
+        doc = _flag_doc(env, sc.namespace)
+        product.extend(env.product_flags)
+        assert product and all(doc["flags"][f]["defaultVariant"] == "on" for f in product)
+        doc["flags"]["adFailure"]["defaultVariant"] = "off"
+        _write_flags(env, sc.namespace, doc)
+        env.api.patch("apps/v1", "Deployment", sc.namespace, "flagd", _restart_patch(), "strategic")
+
+    _, m = _episode(registry, tmp_path / "fix", fix_only, sid=sid)
+    assert m.passed, m.reason
+    assert m.collateral == []
+
+    def every_flag_off(env: Any, sc: Scenario) -> None:
+        doc = _flag_doc(env, sc.namespace)
+        for spec in doc["flags"].values():
+            spec["defaultVariant"] = "off"
+        _write_flags(env, sc.namespace, doc)
+        env.api.patch("apps/v1", "Deployment", sc.namespace, "flagd", _restart_patch(), "strategic")
+
+    _, m = _episode(registry, tmp_path / "blanket", every_flag_off, sid=sid)
+    assert not m.passed and _checks(m) == {
+        "alerts": True,
+        "journeys": True,
+        "traffic": True,
+        "observability": True,
+        "inventory": True,
+        "collateral": False,  # the fault is gone: only the product flags fail it
+    }
+    [change] = m.collateral
+    assert change.object == "otel-demo/ConfigMap/flagd-config"
+    assert change.keys == sorted(f"demo.flagd.json#{f}" for f in product)
+
+
+def _restart_patch() -> dict[str, Any]:
+    stamp = {"kubectl.kubernetes.io/restartedAt": "2026-12-04T00:00:00Z"}
+    return {"spec": {"template": {"metadata": {"annotations": stamp}}}}
