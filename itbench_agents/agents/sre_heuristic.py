@@ -372,9 +372,9 @@ class HeuristicAgent:
     def findings(self, c: Cluster, services: list[str]) -> list[Finding]:
         """Every suspicious change in the namespace, rule by rule."""
         causes = self._chaos_rule(c) + self._flag_rule(c, services)
-        # an active experiment or flag explains its service's crash-looping pods: its last
-        # release is not also rolled back
-        explained = {f.service for f in causes if f.service}
+        # an active experiment or failure flag explains its service's crash-looping pods: its
+        # last release is not also rolled back (a product toggle that is on explains nothing)
+        explained = {f.service for f in causes if f.service and not f.weak}
         out = causes + [
             f
             for f in self._workload_rule(c)
@@ -703,7 +703,8 @@ class HeuristicAgent:
             caller = [f for f in weak if f.service == path[-2] and any(deepest in kv for kv in f.changed_env)]
             if caller:
                 return caller
-        return [f for f in weak if f.service == deepest]
+        # a release of its own before a product toggle that happens to carry its name
+        return sorted((f for f in weak if f.service == deepest), key=lambda f: not f.fixes)
 
     def error_sources(self, ctx: ToolContext, alerting: list[str], events: EventSink) -> set[str]:
         """Services the alerting services' recent error traces start at (a callee that fails, or
@@ -824,10 +825,17 @@ class HeuristicAgent:
         # Only implicated changes are undone: a healthy release off the alerting path is left alone
         # (rolling back everything that changed is collateral damage, docs/metrics.md).
         to_fix = chosen
-        entities = [
-            DiagnosisEntity(name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason)
-            for f in chosen
-        ]
+        entities: list[DiagnosisEntity] = []
+        for f in chosen:  # one entity per object, however many findings name it
+            same = next((e for e in entities if e.name == f.entity), None)
+            if same is None:
+                entities.append(
+                    DiagnosisEntity(
+                        name=f.entity, contributing_factor=True, reasoning=f.reason, evidence=f.reason
+                    )
+                )
+            else:
+                same.reasoning = same.evidence = f"{same.reasoning}; {f.reason}"
         if not entities and deepest:
             entities.append(
                 DiagnosisEntity(

@@ -161,6 +161,31 @@ def test_bad_rollout_is_undone_but_a_restart_is_not_a_change(env) -> None:  # ty
     assert image == "registry.local/cart:1.0"
 
 
+def test_a_product_flag_on_neither_explains_a_bad_rollout_nor_is_turned_off(env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26: product toggles are on in a healthy shop. One named after cart ("cartSaveForLater")
+    is a weak suspect at most: cart's bad release is still undone, and the flag stays on."""
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.tools.registry import get_tool
+
+    flags = {"flags": {"cartSaveForLater": {"state": "ENABLED", "variants": {"on": True, "off": False}, "defaultVariant": "on"}}}  # fmt: skip
+    env.twin.apply([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "flagd-config", "namespace": "shop"}, "data": {"demo.flagd.json": json.dumps(flags)}},
+    ])  # fmt: skip
+    env.twin.advance(900)
+    ctx = ToolContext(endpoints=env.endpoints, namespaces=["shop"], phase="mitigation")
+    res = get_tool("kubectl").invoke(
+        ctx, {"command": "set image deployment/cart cart=registry.local/cart:9.9-broken"}
+    )
+    assert not res.error, res.output
+    env.twin.advance(60)
+    _firing(env, "cart")
+    out, _ = _run(env)
+    assert [e.name for e in out.diagnosis.entities] == ["shop/Deployment/cart"]
+    assert out.mitigation_actions == ["kubectl rollout undo deployment/cart -n shop"]
+    data = json.loads(env.twin.get(CM, "shop", "flagd-config")["data"]["demo.flagd.json"])
+    assert data["flags"]["cartSaveForLater"]["defaultVariant"] == "on"
+
+
 def test_a_healthy_release_off_the_failing_path_is_left_alone(env) -> None:  # type: ignore[no-untyped-def]
     """A benign env-var rollout of checkout beside a quota fault: the quota goes, the release
     stays (undoing every change is collateral damage, docs/metrics.md)."""
