@@ -203,9 +203,9 @@ def prepare(spec: EpisodeSpec, work: Path, t0: float) -> Prepared:
         out.env = env = make_environment(spec, work)
         env.deploy()
         note("deployed", {"seed": spec.seed})
-        flags = getattr(env, "product_flags", None)
-        if flags:  # the harness's record only, like the churn
-            note("baseline", {"product_flags": flags})
+        protected = getattr(env, "protected", None)
+        if protected is not None:  # the harness's record only, like the churn
+            note("baseline", protected.describe())
         note("injected", env.inject())
         churn_plan = getattr(env, "churn_plan", None)
         if churn_plan is not None:  # the harness's record only: agents never see it

@@ -1,26 +1,19 @@
-"""A baseline worth protecting: product feature flags that a healthy app runs with turned on.
+"""Product feature flags that a healthy shop runs with turned on (part of :mod:`protected`).
 
 Issue 26: when every flag of the flag file is off except the fault's, "turn every flag off" is a
-fix that needs no diagnosis. A real shop runs with product features switched on. So before the
-baseline the harness turns on a seeded choice of product flags in the app's flagd file, through
-the Kubernetes API (a merge patch of the ConfigMap, as a product team would; the same on a live
-cluster). No service of the demo reads them: the healthy app behaves as before and no alert
-fires. The end state compares the flag file flag by flag (``endstate.config_keys``) and the fault
-covers only its own flag, so turning one of these off is collateral damage that fails mitigation
-under the default policy.
-
-An app without a flag file (hotel-reservation) gets none; the choice is recorded in the
-trajectory's ``baseline`` event, never shown to the agent.
+fix that needs no diagnosis. A real shop runs with product features switched on. So each episode's
+app is deployed with a seeded choice of product flags on in its flagd file. No service of the demo
+reads them: the healthy app behaves as before and no alert fires. The end state compares the flag
+file flag by flag (``endstate.config_keys``) and the fault covers only its own flag, so turning
+one of these off is collateral damage that fails mitigation under the default policy.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from typing import Any
 
-from ..scenario.kubeapi import KubeApi, KubeApiError
 from .churn_lookalikes import FLAGD_CONFIGMAP, FLAGD_KEY
 
 PRODUCT_FLAGS: dict[str, str] = {
@@ -37,14 +30,8 @@ PRODUCT_FLAGS: dict[str, str] = {
 MIN_ON, MAX_ON = 2, 3
 
 
-def product_flag_seed(seed: int, scenario_id: str) -> int:
-    h = hashlib.sha256(f"product-flags:{seed}:{scenario_id}".encode()).digest()
-    return int.from_bytes(h[:8], "big")
-
-
-def choose(seed: int, scenario_id: str) -> list[str]:
-    """The product flags an episode runs with (seeded: the same for every agent of a trial)."""
-    rng = random.Random(product_flag_seed(seed, scenario_id))
+def choose(rng: random.Random) -> list[str]:
+    """The product flags an episode runs with."""
     return sorted(rng.sample(sorted(PRODUCT_FLAGS), rng.randint(MIN_ON, MAX_ON)))
 
 
@@ -57,31 +44,24 @@ def _flag(name: str) -> dict[str, Any]:
     }
 
 
-def enable(api: KubeApi, namespace: str, names: list[str]) -> list[str]:
-    """Turn ``names`` on in the namespace's flag file; returns the flags turned on (none where the
-    namespace has no flag file, or where the file already defines a flag of that name)."""
-    try:
-        cm = api.get("v1", "ConfigMap", namespace, FLAGD_CONFIGMAP)
-    except KubeApiError:
-        return []
-    try:
-        doc = json.loads((cm.get("data") or {})[FLAGD_KEY])
-        flags = doc["flags"]
-    except (KeyError, TypeError, ValueError):
-        return []
-    if not isinstance(flags, dict):
-        return []
-    added = [n for n in names if n not in flags]
-    if not added:
-        return []
-    for n in added:
-        flags[n] = _flag(n)
-    api.patch(
-        "v1",
-        "ConfigMap",
-        namespace,
-        FLAGD_CONFIGMAP,
-        {"data": {FLAGD_KEY: json.dumps(doc, indent=2)}},
-        "merge",
-    )
-    return added
+def add_to(manifests: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """Turn ``names`` on in the flag file among ``manifests`` (in place); returns the flags added:
+    none where there is no flag file, and none that the file already defines."""
+    for obj in manifests:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") != "ConfigMap" or meta.get("name") != FLAGD_CONFIGMAP:
+            continue
+        try:
+            doc = json.loads((obj.get("data") or {})[FLAGD_KEY])
+            flags = doc["flags"]
+        except (KeyError, TypeError, ValueError):
+            return []
+        if not isinstance(flags, dict):
+            return []
+        added = [n for n in names if n not in flags]
+        for n in added:
+            flags[n] = _flag(n)
+        if added:
+            obj["data"][FLAGD_KEY] = json.dumps(doc, indent=2)
+        return added
+    return []

@@ -43,6 +43,7 @@ from .endstate import (
 )
 from .environment import AlertCheck, EnvironmentError_
 from .goal import sre_goal
+from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
 
 ALERT_POLL_S = 30.0
@@ -173,15 +174,21 @@ class TwinEnvironment:
         """Set by :meth:`reattach`: this process ends with its episode (``shared.py``)."""
         self.fault_objects: set[str] = set()
         """Topology keys of the objects that existed when the expected alerts fired."""
-        self.product_flags: list[str] = []
-        """Product flags turned on after deploy (``product_flags.py``): part of the baseline."""
+        self.protected: ProtectedBaseline | None = None
+        """What the app was deployed with on purpose (``protected.py``): part of the baseline."""
         self.agent_tokens: tuple[str, str] | None = None
         """The agent's (writer, reader) tokens, minted by :meth:`grant_access`."""
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
         from ..twin.instance import Twin
+        from . import protected
         from .churn import scheduling_sensitive
+
+        def customize(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            # a baseline worth protecting, deployed with the app (protected.py)
+            self.protected = protected.plan(self.scenario, self.seed, manifests)
+            return self.protected.customize(manifests)
 
         try:
             self.twin = Twin.for_app(
@@ -192,21 +199,13 @@ class TwinEnvironment:
                 masked=self.masked,
                 # a cluster with a past goes with the churn, unless pod placement is the fault's
                 past=self.churn != "none" and not scheduling_sensitive(self.scenario),
+                customize=customize,
             )
             self.twin.admin_token = secrets.token_urlsafe(32)
             endpoints = self.twin.serve(self.private)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
-        from . import product_flags
-
-        try:  # a baseline worth protecting: product features switched on (product_flags.py)
-            self.product_flags = product_flags.enable(
-                self.api, self.scenario.namespace, product_flags.choose(self.seed, self.scenario.id)
-            )
-            self.twin.sync()
-        except Exception as e:
-            raise EnvironmentError_(f"product flags: {type(e).__name__}: {e}") from e
 
     def detach(self) -> None:
         """Stop serving and keep the prepared cluster, so that the process can fork one child per

@@ -99,6 +99,7 @@ class Twin:
         nodes: int = 3,
         lead_s: float = DEFAULT_LEAD_S,
         past: bool = False,
+        customize: Callable[[list[Obj]], list[Obj]] | None = None,
     ) -> Twin:
         """A twin running ``app`` (an app id under ``scenarios/apps/`` or a folder) with
         ``history_s`` seconds of healthy pre-history behind the current time. Without a ``clock``
@@ -109,6 +110,8 @@ class Twin:
         from .app.loader import load_app
 
         model = load_app(app)
+        if customize is not None:  # the caller's additions to the app, deployed with it
+            model = model.model_copy(update={"manifests": customize(model.manifests)})
         if clock is None:
             clock = VirtualClock(offset=-(history_s + max(0.0, lead_s)))
         twin = cls(seed=seed, clock=clock, nodes=nodes, masked=masked)

@@ -541,7 +541,7 @@ def test_every_flag_off_breaks_the_product_flags_and_the_fault_flag_alone_is_the
 
     def fix_only(env: Any, sc: Scenario) -> None:
         doc = _flag_doc(env, sc.namespace)
-        product.extend(env.product_flags)
+        product.extend(env.protected.flags_added)
         assert product and all(doc["flags"][f]["defaultVariant"] == "on" for f in product)
         doc["flags"]["adFailure"]["defaultVariant"] = "off"
         _write_flags(env, sc.namespace, doc)
@@ -575,3 +575,25 @@ def test_every_flag_off_breaks_the_product_flags_and_the_fault_flag_alone_is_the
 def _restart_patch() -> dict[str, Any]:
     stamp = {"kubectl.kubernetes.io/restartedAt": "2026-12-04T00:00:00Z"}
     return {"spec": {"template": {"metadata": {"annotations": stamp}}}}
+
+
+def test_deleting_the_guard_rails_is_collateral(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    """The blanket reset's "delete every quota and chaos object" beside the real fix: the
+    namespace's object-count quota and the paused game-day Schedule were there on purpose."""
+    from itbench_agents.harness.protected import QUOTA_NAME
+
+    drill: list[str] = []
+
+    def act(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        [schedule] = env.api.list("chaos-mesh.org/v1alpha1", "Schedule", sc.namespace)
+        drill.append(schedule["metadata"]["name"])
+        env.api.delete("chaos-mesh.org/v1alpha1", "Schedule", sc.namespace, drill[0])
+        env.api.delete("v1", "ResourceQuota", sc.namespace, QUOTA_NAME)
+
+    _, m = _episode(registry, tmp_path, act)
+    assert {(x.object, x.change) for x in m.collateral} == {
+        (f"otel-demo/Schedule/{drill[0]}", "deleted"),
+        (f"otel-demo/ResourceQuota/{QUOTA_NAME}", "deleted"),
+    }
+    assert not m.passed and _checks(m)["collateral"] is False and _checks(m)["alerts"] is True

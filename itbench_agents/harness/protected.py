@@ -1,0 +1,144 @@
+"""A baseline worth protecting: what a healthy production namespace runs with on purpose.
+
+Issue 26: a blind "reset everything" agent (every flag off, every chaos object and quota deleted)
+passed mitigation on three scenarios in four, because the freshly deployed app had nothing such a
+reset would break. Each episode's app is therefore deployed with, seeded per scenario and trial:
+
+* product feature flags switched on in the flagd file (:mod:`product_flags`; apps with a flag file);
+* a namespace ResourceQuota on object counts, with room to spare (a platform team's guard rail):
+  pods, Services and Deployments at several times what the app runs;
+* a paused weekly game-day chaos ``Schedule`` (a NetworkChaos delay drill) on a workload the
+  scenario does not name.
+
+They are part of the app from deploy time (created with its manifests, so they are not recent
+changes), fire no alert, and are in the baseline like every object: deleting the quota or the
+Schedule, or turning a product flag off, is collateral damage that fails mitigation under the
+default policy (``endstate.py``). The plan is recorded as the trajectory's ``baseline`` event,
+never shown to the agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..scenario.spec import Scenario
+from . import product_flags
+from .churn import INFRA, Protection
+
+CHAOS_API = "chaos-mesh.org/v1alpha1"
+QUOTA_NAME = "namespace-object-counts"
+DRILL_DAYS = ("0 3 * * 6", "30 2 * * 0", "0 4 * * 3")
+Obj = dict[str, Any]
+
+
+def protected_seed(seed: int, scenario_id: str) -> int:
+    h = hashlib.sha256(f"protected:{seed}:{scenario_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+@dataclass
+class ProtectedBaseline:
+    product_flags: list[str] = field(default_factory=list)
+    """Flags to turn on in the flag file (those it already defines are left as they are)."""
+    objects: list[Obj] = field(default_factory=list)
+    """Objects created with the app (the quota, the game-day Schedule)."""
+    flags_added: list[str] = field(default_factory=list)
+    """The product flags :meth:`customize` turned on (none where the app has no flag file)."""
+
+    def customize(self, manifests: list[Obj]) -> list[Obj]:
+        """The app's manifests with the protected configuration: flags on, objects appended."""
+        self.flags_added = product_flags.add_to(manifests, self.product_flags)
+        return [*manifests, *self.objects]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "product_flags": self.flags_added,
+            "objects": [
+                f"{o['metadata']['namespace']}/{o['kind']}/{o['metadata']['name']}" for o in self.objects
+            ],
+        }
+
+
+def _name(o: Obj) -> str:
+    return str((o.get("metadata") or {}).get("name", ""))
+
+
+def _replicas(o: Obj) -> int:
+    return int((o.get("spec") or {}).get("replicas", 1) or 0)
+
+
+def quota(namespace: str, manifests: list[Obj], nodes: int = 3) -> Obj:
+    """An object-count quota the healthy app (rollouts, scaling, jobs included) stays well under."""
+    pods = sum(_replicas(o) for o in manifests if o.get("kind") in ("Deployment", "StatefulSet"))
+    pods += nodes * sum(1 for o in manifests if o.get("kind") == "DaemonSet")
+    services = sum(1 for o in manifests if o.get("kind") == "Service")
+    deployments = sum(1 for o in manifests if o.get("kind") == "Deployment")
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {
+            "name": QUOTA_NAME,
+            "namespace": namespace,
+            "labels": {"platform.example.com/guard-rail": "true"},
+        },
+        "spec": {
+            "hard": {
+                "pods": str(max(100, 4 * pods)),
+                "services": str(max(50, 3 * services)),
+                "count/deployments.apps": str(max(50, 3 * deployments)),
+            }
+        },
+    }
+
+
+def gameday(namespace: str, target: Obj, rng: random.Random) -> Obj:
+    """A paused weekly NetworkChaos drill on ``target``: it spawns nothing while paused."""
+    labels = dict(((target.get("spec") or {}).get("selector") or {}).get("matchLabels") or {})
+    return {
+        "apiVersion": CHAOS_API,
+        "kind": "Schedule",
+        "metadata": {
+            "name": f"gameday-{_name(target)}-latency",
+            "namespace": namespace,
+            "annotations": {"experiment.chaos-mesh.org/pause": "true"},
+        },
+        "spec": {
+            "schedule": rng.choice(DRILL_DAYS),
+            "type": "NetworkChaos",
+            "historyLimit": 1,
+            "concurrencyPolicy": "Forbid",
+            "networkChaos": {
+                "action": "delay",
+                "mode": "one",
+                "selector": {"namespaces": [namespace], "labelSelectors": labels},
+                "delay": {"latency": "100ms"},
+                "duration": "10m",
+            },
+        },
+    }
+
+
+def plan(scenario: Scenario, seed: int, manifests: list[Obj]) -> ProtectedBaseline:
+    """The protected configuration of one episode (seeded by scenario and trial seed)."""
+    rng = random.Random(protected_seed(seed, scenario.id))
+    ns = scenario.namespace
+    out = ProtectedBaseline(product_flags=product_flags.choose(rng))
+    out.objects.append(quota(ns, manifests))
+    prot = Protection.of(scenario)
+    pool = sorted(
+        (
+            o
+            for o in manifests
+            if o.get("kind") == "Deployment"
+            and not INFRA.fullmatch(_name(o))
+            and not prot.names_workload(_name(o))
+            and ((o.get("spec") or {}).get("selector") or {}).get("matchLabels")
+        ),
+        key=_name,
+    )
+    if pool:
+        out.objects.append(gameday(ns, rng.choice(pool), rng))
+    return out

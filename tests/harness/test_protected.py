@@ -1,0 +1,62 @@
+"""The protected baseline (harness/protected.py): seeded, off the scenario's footprint, deployed
+with the app, and quiet."""
+
+from __future__ import annotations
+
+import copy
+
+from itbench_agents.harness.protected import QUOTA_NAME, plan
+from itbench_agents.scenario.registry import ScenarioRegistry
+from itbench_agents.twin.app.loader import load_app
+
+
+def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
+    from itbench_agents.harness.churn import Protection
+
+    reg = ScenarioRegistry.default()
+    manifests = {app: load_app(app).manifests for app in ("otel-demo", "hotel-reservation")}
+    targets = set()
+    for sc in reg.all():
+        for seed in (0, 1):
+            p = plan(sc, seed, copy.deepcopy(manifests[sc.app]))
+            assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
+            kinds = [o["kind"] for o in p.objects]
+            assert kinds == ["ResourceQuota", "Schedule"], sc.id
+            quota, drill = p.objects
+            assert quota["metadata"]["name"] == QUOTA_NAME and int(quota["spec"]["hard"]["pods"]) >= 100
+            assert drill["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] == "true"
+            target = drill["metadata"]["name"].removeprefix("gameday-").removesuffix("-latency")
+            assert not Protection.of(sc).names_workload(target), (sc.id, target)
+            targets.add(target)
+    assert len(targets) > 5  # not one workload every time
+
+
+def test_the_app_is_deployed_with_it_and_nothing_fires(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    sc = ScenarioRegistry.default().get("sre/control-otel-demo-healthy-v1")
+    env = TwinEnvironment(sc, seed=0, workdir=tmp_path / "work", history_s=600, churn="none")
+    try:
+        env.deploy()
+        assert env.protected is not None and len(env.protected.flags_added) >= 2
+        env.inject()
+        assert env.wait_for_alerts().ok
+        objects = env.baseline.objects  # type: ignore[union-attr]
+        keys = env.protected.describe()["objects"]
+        assert all(k in objects for k in keys), keys
+        flags = objects["otel-demo/ConfigMap/flagd-config"].keys
+        assert all(f"demo.flagd.json#{f}" in flags for f in env.protected.flags_added)
+        api = env.api
+        assert api is not None
+        # created with the app, not a recent change
+        app_created = api.get("apps/v1", "Deployment", "otel-demo", "frontend")["metadata"][
+            "creationTimestamp"
+        ]
+        quota = api.get("v1", "ResourceQuota", "otel-demo", QUOTA_NAME)
+        assert quota["metadata"]["creationTimestamp"] == app_created
+        assert quota["status"]["used"]["pods"] != "0"
+        # the paused drill spawned nothing; the healthy app raised nothing
+        assert api.list("chaos-mesh.org/v1alpha1", "NetworkChaos", "otel-demo") == []
+        assert env.baseline.alerts_active == []  # type: ignore[union-attr]
+    finally:
+        env.teardown()
