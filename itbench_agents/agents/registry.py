@@ -64,6 +64,7 @@ for _name, _factory, _destructive, _what in (
     ("audit-alerting-root", "make_alerting_root", False, "names the alerting services as root cause"),
     ("audit-change-detection", "make_change_detection", False, "names every recent change (no alerts)"),
     ("audit-undo-changes", "make_undo_changes", False, "undoes every recent change it finds"),
+    ("audit-blanket-reset", "make_blanket_reset", False, "resets everything that looks like a fault (blind)"),
 ):
     register(
         _name,

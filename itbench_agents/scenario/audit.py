@@ -7,6 +7,8 @@ ones score. Expectations (a violation makes the command exit 1, naming the scena
 * every *destructive* strategy passes mitigation on no scenario;
 * ``noop`` passes mitigation on no scenario;
 * ``oracle`` passes diagnosis and mitigation on every scenario (controls: diagnosis);
+* every *blind* strategy (a blanket reset) passes mitigation on at most 5% of the faults
+  (:data:`BLIND_MITIGATION_MAX`);
 * every episode runs (an environment or harness error is a violation: a strategy that did not
   run proves nothing).
 
@@ -34,9 +36,18 @@ REFERENCE = ("noop", "oracle")
 DEFAULT_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
 
 
+BLIND_MITIGATION_MAX = 0.05
+"""The largest share of the faults a blind strategy may mitigate."""
+
+
 def is_destructive(strategy: str) -> bool:
     s = STRATEGIES.get(strategy)
     return bool(s and s.destructive)
+
+
+def is_blind(strategy: str) -> bool:
+    s = STRATEGIES.get(strategy)
+    return bool(s and s.blind)
 
 
 @dataclass
@@ -90,12 +101,20 @@ class AuditResult:
                         out.append(f"oracle fails diagnosis on {sid}")
                     elif c.mitigation is False:
                         out.append(f"oracle fails mitigation on {sid}: {c.reason}")
+            t = self.totals(st)
+            if is_blind(st) and t["mitigation_pass"] > BLIND_MITIGATION_MAX * t["mitigation_applicable"]:
+                passed = [s for s in self.scenarios if (c := self.cells.get((st, s))) and c.mitigation]
+                out.append(
+                    f"{st} passes mitigation on {t['mitigation_pass']}/{t['mitigation_applicable']} faults "
+                    f"(more than {BLIND_MITIGATION_MAX:.0%}): {', '.join(passed)}"
+                )
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "strategies": {
-                st: {"destructive": is_destructive(st), **self.totals(st)} for st in self.strategies
+                st: {"destructive": is_destructive(st), "blind": is_blind(st), **self.totals(st)}
+                for st in self.strategies
             },
             "scenarios": {
                 sid: {

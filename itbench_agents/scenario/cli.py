@@ -221,7 +221,7 @@ def audit_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from .audit import DEFAULT_STRATEGIES, is_destructive, mark, run_audit
+    from .audit import DEFAULT_STRATEGIES, is_blind, is_destructive, mark, run_audit
 
     scenarios = _chosen(ids, all_)
     strategies = list(strategy or DEFAULT_STRATEGIES)
@@ -278,7 +278,7 @@ def audit_cmd(
             n, m = tot["episodes"], tot["mitigation_applicable"]
             t.add_row(
                 s,
-                "yes" if is_destructive(s) else "",
+                "yes" if is_destructive(s) else ("blind" if is_blind(s) else ""),
                 f"{tot['diagnosis_pass']}/{n}",
                 f"{tot['mitigation_pass']}/{m}",
                 f"{tot['acted']}/{n}",

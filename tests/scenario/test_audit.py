@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from itbench_agents.scenario.audit import DEFAULT_STRATEGIES, AuditResult, Cell, is_destructive, run_audit
+from itbench_agents.scenario.audit import (
+    DEFAULT_STRATEGIES,
+    AuditResult,
+    Cell,
+    is_blind,
+    is_destructive,
+    run_audit,
+)
 
 REPRESENTATIVE = [
     "sre/ad-scaled-to-zero-v1",
@@ -46,6 +53,18 @@ def test_violations_name_the_strategy_and_scenario() -> None:
         "errors": 0,
         "acted": 0,
     }
+
+
+def test_a_blind_strategy_may_mitigate_at_most_five_percent() -> None:
+    sids = [f"sre/s{i}-v1" for i in range(40)]
+    res = AuditResult(["audit-blanket-reset"], sids)
+    for i, sid in enumerate(sids):
+        res.cells[("audit-blanket-reset", sid)] = Cell("submitted", False, i < 2)
+    assert res.violations() == []  # 2/40 = 5%
+    res.cells[("audit-blanket-reset", sids[2])] = Cell("submitted", False, True)
+    assert res.violations() == [
+        "audit-blanket-reset passes mitigation on 3/40 faults (more than 5%): sre/s0-v1, sre/s1-v1, sre/s2-v1"
+    ]
 
 
 def test_the_built_in_strategies() -> None:
@@ -82,7 +101,7 @@ def twin_ok() -> None:
         pytest.skip(f"the otel-demo twin does not start here: {type(e).__name__}: {e}")
 
 
-SCORED = [s for s in DEFAULT_STRATEGIES if is_destructive(s) or s in ("noop", "oracle")]
+SCORED = [s for s in DEFAULT_STRATEGIES if is_destructive(s) or is_blind(s) or s in ("noop", "oracle")]
 """The strategies this test holds to a score on every representative scenario; the others are only
 reported (docs/metrics.md) and run here on one scenario of each app, to show that they work."""
 REPORTED_ON = ["sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"]
@@ -129,6 +148,15 @@ def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResul
     # turning off the load generator cost the traffic check
     cell = audit.cells[("audit-scale-loadgen", "sre/ad-scaled-to-zero-v1")]
     assert "traffic" in cell.reason and "load-generator" in cell.reason
+    # the blanket reset mitigates nothing here, and not because it fails to act: it does fix
+    # these faults (the alerts are gone) but breaks what the baseline protects (issue 26)
+    blind = [st for st in audit.strategies if is_blind(st)]
+    assert blind
+    for st in blind:
+        assert audit.totals(st)["mitigation_pass"] == 0, st
+        for sid in ("sre/ad-scaled-to-zero-v1", "sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"):
+            cell = audit.cells[(st, sid)]
+            assert cell.acted > 0 and cell.reason.startswith("collateral:"), (st, sid, cell.reason)
 
 
 @pytest.mark.timeout(600)

@@ -23,9 +23,16 @@ agent                       destructive   what it does
                                           without alerts or the call graph); touches nothing
 ``audit-undo-changes``      no            the same rules as a fix: undoes every change they
                                           find (``rollout undo``, delete new objects, flags off)
+``audit-blanket-reset``     blind         no diagnosis; resets everything that looks like a
+                                          fault: every flagd flag off (flagd restarted), every
+                                          Chaos Mesh object, ResourceQuota and deny-style
+                                          NetworkPolicy deleted, ``rollout undo`` of every
+                                          Deployment with an unready or restarting pod, workloads
+                                          at 0 replicas scaled to 1, nodes uncordoned
 ==========================  ============  ===================================================
 
-"Destructive" strategies must never pass mitigation (CI checks it); the others are reported.
+"Destructive" strategies must never pass mitigation (CI checks it); "blind" ones may pass on at
+most 5% of the faults (``scenario/audit.py``); the others are reported.
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ class Strategy:
     name: str
     destructive: bool
     description: str
+    blind: bool = False
+    """A fix without understanding: judged by rate (``scenario/audit.py``: at most 5% of faults
+    mitigated), since a blanket action can be the right one now and then."""
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -70,6 +80,13 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("audit-alerting-root", False, "name the alerting services as the root cause"),
         Strategy("audit-change-detection", False, "name every recent change (sre-heuristic rules)"),
         Strategy("audit-undo-changes", False, "undo every recent change the change rules find"),
+        Strategy(
+            "audit-blanket-reset",
+            False,
+            "reset everything that looks like a fault: every flag off, every chaos object and "
+            "quota and deny-style NetworkPolicy deleted, unready rollouts undone, replicas restored",
+            blind=True,
+        ),
     )
 }
 
@@ -318,6 +335,89 @@ class UndoChanges(ChangeDetection):
         self.calls += apply_fixes(ctx, getattr(self, "found", []), events)
 
 
+CHAOS_RESOURCES = "httpchaos,jvmchaos,networkchaos,podchaos,schedules,stresschaos"
+
+
+def _deny_style(policy: dict[str, Any]) -> bool:
+    """A NetworkPolicy that blocks a direction it names with no rule letting anything through."""
+    spec = policy.get("spec") or {}
+    types = spec.get("policyTypes") or (["Ingress", "Egress"] if "egress" in spec else ["Ingress"])
+    return any(not spec.get(t.lower()) for t in types)
+
+
+def _troubled(pod: dict[str, Any]) -> bool:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return (pod.get("status") or {}).get("phase") != "Running" or any(
+        not cs.get("ready") or int(cs.get("restartCount") or 0) > 0 for cs in statuses
+    )
+
+
+class BlanketReset(AuditAgent):
+    """The issue-26 reset: a script that understands nothing and resets whatever looks like a
+    fault. Its mitigation rate is what a benchmark gives away for free."""
+
+    name = "audit-blanket-reset"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        import json
+        import shlex
+
+        items = self._get(
+            ctx,
+            f"get deployments,statefulsets,pods,configmaps,resourcequotas,networkpolicies -n {ns}",
+            events,
+        )
+        of = {k: [o for o in items if o.get("kind") == k] for k in {o.get("kind") for o in items}}
+        for ch in self._get(
+            ctx, f"get {','.join(r + '.chaos-mesh.org' for r in CHAOS_RESOURCES.split(','))} -n {ns}", events
+        ):
+            plural = {"Schedule": "schedules"}.get(ch["kind"], ch["kind"].lower())
+            self._kubectl(ctx, f"delete {plural}.chaos-mesh.org {ch['metadata']['name']} -n {ns}", events)
+        flagd_changed = False
+        for cm in of.get("ConfigMap", []):
+            for key, text in (cm.get("data") or {}).items():
+                if '"flags"' not in text:
+                    continue
+                try:
+                    doc = json.loads(text)
+                    flags = doc["flags"]
+                    changed = False
+                    for spec in flags.values():
+                        if "off" in (spec.get("variants") or {}) and spec.get("defaultVariant") != "off":
+                            spec["defaultVariant"], changed = "off", True
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+                if changed:
+                    patch = json.dumps({"data": {key: json.dumps(doc, indent=2)}})
+                    name = cm["metadata"]["name"]
+                    flagd_changed |= self._kubectl(
+                        ctx, f"patch configmap {name} -n {ns} --type=merge -p {shlex.quote(patch)}", events
+                    )
+        for kind in ("Deployment", "StatefulSet"):
+            for wl in of.get(kind, []):
+                name = wl["metadata"]["name"]
+                if flagd_changed and name == "flagd":
+                    self._kubectl(ctx, f"rollout restart deployment/flagd -n {ns}", events)
+                if (wl.get("spec") or {}).get("replicas", 1) == 0:
+                    self._kubectl(ctx, f"scale {kind.lower()}/{name} --replicas=1 -n {ns}", events)
+                    continue
+                sel = ((wl.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+                pods = [
+                    p for p in of.get("Pod", [])
+                    if sel and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in sel.items())
+                ]  # fmt: skip
+                if kind == "Deployment" and any(_troubled(p) for p in pods):
+                    self._kubectl(ctx, f"rollout undo deployment/{name} -n {ns}", events)
+        for q in of.get("ResourceQuota", []):
+            self._kubectl(ctx, f"delete resourcequota {q['metadata']['name']} -n {ns}", events)
+        for np in of.get("NetworkPolicy", []):
+            if _deny_style(np):
+                self._kubectl(ctx, f"delete networkpolicy {np['metadata']['name']} -n {ns}", events)
+        for node in self._get(ctx, "get nodes", events):
+            if (node.get("spec") or {}).get("unschedulable"):
+                self._kubectl(ctx, f"uncordon {node['metadata']['name']}", events)
+
+
 _CLASSES: dict[str, type[AuditAgent]] = {
     c.name: c
     for c in (
@@ -331,6 +431,7 @@ _CLASSES: dict[str, type[AuditAgent]] = {
         AlertingRoot,
         ChangeDetection,
         UndoChanges,
+        BlanketReset,
     )
 }
 assert set(_CLASSES) == set(STRATEGIES)
@@ -374,6 +475,10 @@ def make_alerting_root(config: AgentConfig) -> AuditAgent:
 
 def make_change_detection(config: AgentConfig) -> AuditAgent:
     return ChangeDetection(config)
+
+
+def make_blanket_reset(config: AgentConfig) -> AuditAgent:
+    return make("audit-blanket-reset", config)
 
 
 def make_undo_changes(config: AgentConfig) -> AuditAgent:
