@@ -55,6 +55,12 @@ class Task(BaseModel):
 
 class DiagnosisEntity(BaseModel):
     name: str = Field(description='"namespace/Kind/name", e.g. "otel-demo/Deployment/ad"')
+    key: str | None = Field(
+        default=None,
+        description="for configuration (a ConfigMap, a Secret): the key at fault, a data key or a flag "
+        '("adFailure", or "demo.flagd.json#adFailure"); a flag fault is named by its flag or by the '
+        "service whose feature it is, never by the flag file alone",
+    )
     contributing_factor: bool = False
     reasoning: str = ""
     evidence: str = ""

@@ -61,11 +61,13 @@ def ground_truth_diagnosis(scenario: Scenario, api: KubeApi | None = None) -> Di
     for p in gt.propagations:
         on_chain |= {aliases.cls(p.source), aliases.cls(p.target)}
     classes = {c: gs for c, gs in classes.items() if c in on_chain}  # bystander groups are not named
-    rep = {c: entity_name(sorted(gs, key=rank)[0], api) for c, gs in classes.items()}
+    best = {c: sorted(gs, key=rank)[0] for c, gs in classes.items()}
+    rep = {c: entity_name(g, api) for c, g in best.items()}
     conditions = {aliases.cls(f.entity.group_id): f.condition for f in gt.fault}
     entities = [
         DiagnosisEntity(
             name=rep[c],
+            key=best[c].key,
             contributing_factor=any(g.root_cause for g in gs),
             reasoning=conditions.get(c, ""),
             evidence="ground truth",

@@ -65,6 +65,12 @@ for _name, _factory, _destructive, _what in (
     ("audit-change-detection", "make_change_detection", False, "names every recent change (no alerts)"),
     ("audit-undo-changes", "make_undo_changes", False, "undoes every recent change it finds"),
     ("audit-blanket-reset", "make_blanket_reset", False, "resets everything that looks like a fault (blind)"),
+    (
+        "audit-name-flag-file",
+        "make_name_flag_file",
+        False,
+        "names the flag ConfigMap when a flag is on (blind)",
+    ),
 ):
     register(
         _name,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from ..agents.base import Diagnosis
 from ..scenario.spec import GroundTruth
 from .chain import chain_score
-from .entities import AliasIndex, EntityRef
+from .entities import AliasIndex, EntityRef, entity_text
 from .ntam import NtamParams, NtamScorer
 from .prf import PRF
 from .topology import Topology
@@ -64,7 +64,9 @@ def score_diagnosis(
         return DiagnosisScore(reason=reason_if_missing or "no diagnosis submitted")
     aliases = AliasIndex(gt)
     rc_classes = aliases.root_cause_classes()
-    predicted = list(dict.fromkeys(e.name for e in diagnosis.entities if e.contributing_factor))
+    predicted = list(
+        dict.fromkeys(entity_text(e.name, e.key) for e in diagnosis.entities if e.contributing_factor)
+    )
     matched, unmatched = [], []
     found: set[str] = set()
     for name in predicted:
@@ -81,7 +83,7 @@ def score_diagnosis(
     scorer = NtamScorer(gt, topology, params or NtamParams())
     all_named = list(
         dict.fromkeys(
-            [e.name for e in diagnosis.entities]
+            [entity_text(e.name, e.key) for e in diagnosis.entities]
             + [x for pr in diagnosis.propagations for x in (pr.source, pr.target)]
         )
     )

@@ -2,7 +2,8 @@
 
 A predicted entity matches a group when the kinds agree (in any spelling kubectl accepts: kind,
 singular, plural or short name, with or without the API group, any case; see :func:`norm_kind`), the namespaces agree (when both are given) and the name equals the group's
-``name`` or fully matches one of its ``filter`` regexes. Groups listed together in an ``aliases``
+``name`` or fully matches one of its ``filter`` regexes, and — for a group with a configuration
+``key`` (a flag) — the entity names that key too. Groups listed together in an ``aliases``
 entry form one *alias class*: matching any member matches the class.
 """
 
@@ -56,23 +57,45 @@ class EntityRef:
     namespace: str | None
     kind: str
     name: str
+    key: str | None = None
+    """A configuration key inside the object (``#key`` after the name; see :func:`entity_text`)."""
 
     @classmethod
     def parse(cls, text: str) -> EntityRef | None:
-        """``namespace/Kind/name`` (or ``Kind/name`` for cluster-scoped objects); None if unparsable."""
+        """``namespace/Kind/name`` (or ``Kind/name`` for cluster-scoped objects), optionally
+        followed by ``#key`` (a configuration key inside it); None if unparsable."""
         parts = [p.strip() for p in str(text).strip().split("/")]
+        key = None
+        if parts and "#" in parts[-1]:  # a key may itself hold "/" only after the "#"
+            head, _, tail = str(text).strip().partition("#")
+            parts, key = [p.strip() for p in head.split("/")], tail.strip() or None
         if len(parts) == 3 and all(parts):
-            return cls(parts[0], norm_kind(parts[1]), parts[2])
+            return cls(parts[0], norm_kind(parts[1]), parts[2], key)
         if len(parts) == 2 and all(parts):
-            return cls(None, norm_kind(parts[0]), parts[1])
+            return cls(None, norm_kind(parts[0]), parts[1], key)
         return None
 
     def __str__(self) -> str:
         return f"{self.namespace + '/' if self.namespace else ''}{self.kind}/{self.name}"
 
 
-def group_matches(g: Group, e: EntityRef) -> bool:
+def entity_text(name: str, key: str | None = None) -> str:
+    """A predicted entity as one string: its name, and ``#key`` when it names a configuration key
+    in its ``key`` field (a key already written after the name wins)."""
+    return f"{name}#{key}" if key and "#" not in name else name
+
+
+def key_matches(group_key: str, key: str | None) -> bool:
+    """Whether an entity's ``key`` names the group's key: the same, or the flag alone."""
+    return bool(key) and (key == group_key or group_key.endswith(f"#{key}"))
+
+
+def group_matches(g: Group, e: EntityRef, keys: bool = True) -> bool:
+    """Whether ``e`` names group ``g`` (with ``keys``, a keyed group needs the entity to name its
+    key; without, the object is enough: where the group sits in the topology)."""
     if norm_kind(g.kind) != e.kind:
+        return False
+    if keys and g.key and not key_matches(g.key, e.key):
         return False
     if g.namespace and e.namespace and g.namespace != e.namespace:
         return False

@@ -46,7 +46,7 @@ def _group_nodes(topo: Topology, g: Group) -> set[str]:
     out = set()
     for n in topo.nodes:
         e = EntityRef.parse(n) if n.count("/") == 2 else _cluster_ref(n)
-        if e is not None and group_matches(g, e):
+        if e is not None and group_matches(g, e, keys=False):
             out.add(n)
     return out or {f"gt:{g.id}"}
 

@@ -7,8 +7,9 @@ ones score. Expectations (a violation makes the command exit 1, naming the scena
 * every *destructive* strategy passes mitigation on no scenario;
 * ``noop`` passes mitigation on no scenario;
 * ``oracle`` passes diagnosis and mitigation on every scenario (controls: diagnosis);
-* every *blind* strategy (a blanket reset) passes mitigation on at most 5% of the faults
-  (:data:`BLIND_MITIGATION_MAX`);
+* every *blind* strategy (a blanket reset, a fixed answer) passes mitigation on at most 5% of
+  the faults and diagnosis on at most 10% of the faults (:data:`BLIND_MITIGATION_MAX`,
+  :data:`BLIND_DIAGNOSIS_MAX`);
 * every episode runs (an environment or harness error is a violation: a strategy that did not
   run proves nothing).
 
@@ -38,6 +39,8 @@ DEFAULT_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
 
 BLIND_MITIGATION_MAX = 0.05
 """The largest share of the faults a blind strategy may mitigate."""
+BLIND_DIAGNOSIS_MAX = 0.10
+"""The largest share of the faults (no-fault controls aside) a blind strategy may diagnose."""
 
 
 def is_destructive(strategy: str) -> bool:
@@ -107,6 +110,16 @@ class AuditResult:
                 out.append(
                     f"{st} passes mitigation on {t['mitigation_pass']}/{t['mitigation_applicable']} faults "
                     f"(more than {BLIND_MITIGATION_MAX:.0%}): {', '.join(passed)}"
+                )
+            # on the faults: an empty answer is right on a no-fault control, whatever the strategy
+            faults = [
+                s for s in self.scenarios if (c := self.cells.get((st, s))) and c.mitigation is not None
+            ]
+            hit = [s for s in faults if self.cells[(st, s)].diagnosis]
+            if is_blind(st) and len(hit) > BLIND_DIAGNOSIS_MAX * len(faults):
+                out.append(
+                    f"{st} passes diagnosis on {len(hit)}/{len(faults)} faults "
+                    f"(more than {BLIND_DIAGNOSIS_MAX:.0%}): {', '.join(hit)}"
                 )
         return out
 

@@ -164,6 +164,11 @@ class Group(_Strict):
     filter: list[str] = Field(default_factory=list)
     """Regular expressions (full match) on the object name, e.g. ``ad-.*`` for the ad pods."""
     root_cause: bool = False
+    key: str | None = None
+    """For configuration (a ConfigMap, a Secret): the one key the group stands for — a data key, or
+    a flag of a flag document as ``<data key>#<flag>`` (``demo.flagd.json#adFailure``). An entity
+    then matches the group only when it names that key too (its ``key`` field, or ``#<key>`` after
+    the name; the flag alone will do): the object alone does not name the fault."""
 
     @model_validator(mode="after")
     def _named(self) -> Group:

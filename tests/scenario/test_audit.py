@@ -65,6 +65,13 @@ def test_a_blind_strategy_may_mitigate_at_most_five_percent() -> None:
     assert res.violations() == [
         "audit-blanket-reset passes mitigation on 3/40 faults (more than 5%): sre/s0-v1, sre/s1-v1, sre/s2-v1"
     ]
+    res = AuditResult(["audit-name-flag-file"], sids)
+    for i, sid in enumerate(sids):
+        res.cells[("audit-name-flag-file", sid)] = Cell("submitted", i < 5, False if i else None)
+    # sids[0] is a control (mitigation not applicable): 4/39 faults is just over 10%
+    assert res.violations() == [
+        "audit-name-flag-file passes diagnosis on 4/39 faults (more than 10%): " + ", ".join(sids[1:5])
+    ]
 
 
 def test_the_built_in_strategies() -> None:
@@ -154,6 +161,9 @@ def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResul
     assert blind
     for st in blind:
         assert audit.totals(st)["mitigation_pass"] == 0, st
+        assert not any(audit.cells[(st, s)].diagnosis for s in REPRESENTATIVE if "control" not in s), st
+        if st != "audit-blanket-reset":
+            continue
         for sid in ("sre/ad-scaled-to-zero-v1", "sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"):
             cell = audit.cells[(st, sid)]
             assert cell.acted > 0 and cell.reason.startswith("collateral:"), (st, sid, cell.reason)
