@@ -75,3 +75,17 @@ def test_no_flag_scenario_accepts_the_flag_file_alone() -> None:
             sc.ground_truth, Diagnosis(entities=[_e(f"{sc.namespace}/ConfigMap/flagd-config")])
         ).correct, sc.id
     assert checked >= 11
+
+
+def test_naming_each_fault_flag_is_a_correct_diagnosis_in_every_flag_scenario() -> None:
+    """One entity per flag the fault turned on (two-flag scenarios included), and nothing else."""
+    checked = 0
+    for sc in ScenarioRegistry.default().all():
+        flags = [op for op in sc.faults if isinstance(op, FlagOp)]
+        if not flags or any(not isinstance(op, FlagOp) and op.op != "restart" for op in sc.faults):
+            continue
+        named = [_e(f"{op.namespace}/ConfigMap/{op.configmap}", op.name) for op in flags]
+        s = score_diagnosis(sc.ground_truth, Diagnosis(entities=named))
+        assert s.correct, (sc.id, s.missed, s.unmatched)
+        checked += 1
+    assert checked >= 15
