@@ -3,7 +3,7 @@
 
     uv run python benchmarks/harness.py            # everything but the audit
     uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
-    uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (~15 min with 13 strategies)
+    uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (~15 min with 14 strategies)
 
 Prints medians; nothing is asserted (performance is measured here, not in tests).
 Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run); twin start
