@@ -89,3 +89,21 @@ def test_naming_each_fault_flag_is_a_correct_diagnosis_in_every_flag_scenario() 
         assert s.correct, (sc.id, s.missed, s.unmatched)
         checked += 1
     assert checked >= 15
+
+
+@pytest.mark.parametrize(
+    ("sid", "secret", "workload"),
+    [
+        ("sre/valkey-cart-changed-password-v1", "valkey-credentials", "valkey-cart"),
+        ("sre/postgresql-corrupted-secret-v1", "postgresql-credentials", "product-catalog"),
+    ],
+)
+def test_a_credential_fault_is_named_by_its_secret_or_by_the_workload_it_acts_through(
+    sid: str, secret: str, workload: str
+) -> None:
+    """The mechanism object and the workload are treated alike across families (docs/metrics.md):
+    the Secret a fault created or corrupted, or the workload whose start-up it broke."""
+    gt = ScenarioRegistry.default().get(sid).ground_truth
+    for name in (f"otel-demo/Secret/{secret}", f"otel-demo/Deployment/{workload}"):
+        assert score_diagnosis(gt, Diagnosis(entities=[_e(name)])).correct, (sid, name)
+    assert not score_diagnosis(gt, Diagnosis(entities=[_e("otel-demo/Deployment/frontend")])).correct
