@@ -257,9 +257,14 @@ def upstream_of(protected: set[str], edges: Sequence[tuple[str, str]]) -> set[st
 
 
 # ---------------------------------------------------------------------------- planning
-def churn_seed(seed: int, scenario_id: str) -> int:
-    h = hashlib.sha256(f"churn:{seed}:{scenario_id}".encode()).digest()
+def scenario_seed(tag: str, seed: int, scenario_id: str) -> int:
+    """A seed for one harness plan (``tag``) of one scenario and trial seed."""
+    h = hashlib.sha256(f"{tag}:{seed}:{scenario_id}".encode()).digest()
     return int.from_bytes(h[:8], "big")
+
+
+def churn_seed(seed: int, scenario_id: str) -> int:
+    return scenario_seed("churn", seed, scenario_id)
 
 
 def _containers(dep: dict[str, Any]) -> list[dict[str, Any]]:

@@ -155,6 +155,16 @@ def chaos_paused(ctx: LookalikeContext) -> Lookalike | str:
     )  # fmt: skip
 
 
+def flag_on_spec(description: str) -> dict[str, Any]:
+    """A flagd boolean flag that is on."""
+    return {
+        "description": description,
+        "state": "ENABLED",
+        "variants": {"on": True, "off": False},
+        "defaultVariant": "on",
+    }
+
+
 def flag_on(ctx: LookalikeContext) -> Lookalike | str:
     key = _key("ConfigMap", ctx.namespace, FLAGD_CONFIGMAP)
     if key in ctx.protected_objects:
@@ -174,12 +184,7 @@ def flag_on(ctx: LookalikeContext) -> Lookalike | str:
     if not names:
         return "every look-alike flag already exists"
     flag = ctx.rng.choice(names)
-    flags[flag] = {
-        "description": "Product team feature toggle (no service reads it yet)",
-        "state": "ENABLED",
-        "variants": {"on": True, "off": False},
-        "defaultVariant": "on",
-    }
+    flags[flag] = flag_on_spec("Product team feature toggle (no service reads it yet)")
     target = Target(apiVersion="v1", kind="ConfigMap", name=FLAGD_CONFIGMAP, namespace=ctx.namespace)
     patch = {"data": {FLAGD_KEY: json.dumps(doc, indent=2)}}
     return Lookalike(

@@ -14,7 +14,7 @@ import json
 import random
 from typing import Any
 
-from .churn_lookalikes import FLAGD_CONFIGMAP, FLAGD_KEY
+from .churn_lookalikes import FLAGD_CONFIGMAP, FLAGD_KEY, flag_on_spec
 
 PRODUCT_FLAGS: dict[str, str] = {
     "cartSaveForLater": "Let shoppers move cart items to a saved-for-later list",
@@ -35,15 +35,6 @@ def choose(rng: random.Random) -> list[str]:
     return sorted(rng.sample(sorted(PRODUCT_FLAGS), rng.randint(MIN_ON, MAX_ON)))
 
 
-def _flag(name: str) -> dict[str, Any]:
-    return {
-        "description": PRODUCT_FLAGS[name],
-        "state": "ENABLED",
-        "variants": {"on": True, "off": False},
-        "defaultVariant": "on",
-    }
-
-
 def add_to(manifests: list[dict[str, Any]], names: list[str]) -> list[str]:
     """Turn ``names`` on in the flag file among ``manifests`` (in place); returns the flags added:
     none where there is no flag file, and none that the file already defines."""
@@ -60,7 +51,7 @@ def add_to(manifests: list[dict[str, Any]], names: list[str]) -> list[str]:
             return []
         added = [n for n in names if n not in flags]
         for n in added:
-            flags[n] = _flag(n)
+            flags[n] = flag_on_spec(PRODUCT_FLAGS[n])
         if added:
             obj["data"][FLAGD_KEY] = json.dumps(doc, indent=2)
         return added

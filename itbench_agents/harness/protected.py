@@ -19,24 +19,18 @@ never shown to the agent.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..scenario.spec import Scenario
 from . import product_flags
-from .churn import INFRA, Protection
+from .churn import INFRA, Protection, scenario_seed
+from .churn_lookalikes import CHAOS_API
 
-CHAOS_API = "chaos-mesh.org/v1alpha1"
 QUOTA_NAME = "namespace-object-counts"
 DRILL_DAYS = ("0 3 * * 6", "30 2 * * 0", "0 4 * * 3")
 Obj = dict[str, Any]
-
-
-def protected_seed(seed: int, scenario_id: str) -> int:
-    h = hashlib.sha256(f"protected:{seed}:{scenario_id}".encode()).digest()
-    return int.from_bytes(h[:8], "big")
 
 
 @dataclass
@@ -123,7 +117,7 @@ def gameday(namespace: str, target: Obj, rng: random.Random) -> Obj:
 
 def plan(scenario: Scenario, seed: int, manifests: list[Obj]) -> ProtectedBaseline:
     """The protected configuration of one episode (seeded by scenario and trial seed)."""
-    rng = random.Random(protected_seed(seed, scenario.id))
+    rng = random.Random(scenario_seed("protected", seed, scenario.id))
     ns = scenario.namespace
     out = ProtectedBaseline(product_flags=product_flags.choose(rng))
     out.objects.append(quota(ns, manifests))

@@ -345,7 +345,10 @@ class UndoChanges(ChangeDetection):
         self.calls += apply_fixes(ctx, getattr(self, "found", []), events)
 
 
-CHAOS_RESOURCES = "httpchaos,jvmchaos,networkchaos,podchaos,schedules,stresschaos"
+CHAOS_RESOURCES = ",".join(
+    f"{r}.chaos-mesh.org"
+    for r in ("httpchaos", "jvmchaos", "networkchaos", "podchaos", "schedules", "stresschaos")
+)
 
 
 def _deny_style(policy: dict[str, Any]) -> bool:
@@ -378,9 +381,7 @@ class BlanketReset(AuditAgent):
             events,
         )
         of = {k: [o for o in items if o.get("kind") == k] for k in {o.get("kind") for o in items}}
-        for ch in self._get(
-            ctx, f"get {','.join(r + '.chaos-mesh.org' for r in CHAOS_RESOURCES.split(','))} -n {ns}", events
-        ):
+        for ch in self._get(ctx, f"get {CHAOS_RESOURCES} -n {ns}", events):
             plural = {"Schedule": "schedules"}.get(ch["kind"], ch["kind"].lower())
             self._kubectl(ctx, f"delete {plural}.chaos-mesh.org {ch['metadata']['name']} -n {ns}", events)
         flagd_changed = False
