@@ -18,8 +18,10 @@ alert wait), each in a process forked from it (``harness/shared.py``): the same 
 preparation of its own would give, for the cost of one.
 
 The other strategies (restart everything, shotgun diagnosis, "the alerting service is the root
-cause", pure change detection) are reported, not judged: their numbers say how much of a score
-a strategy without understanding gets.
+cause", pure change detection, undoing every change) are reported, not judged: their numbers say
+how much of a score a strategy without understanding gets. They run when asked for
+(:data:`REPORTED_STRATEGIES`: ``--reported``, or ``--strategy``); the default set,
+:data:`DEFAULT_STRATEGIES`, is the judged one — the gate, run as often as the tests.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..agents.base import Limits
 from ..harness.records import AgentSpec, EpisodeRecord, RunConfig
 
 REFERENCE = ("noop", "oracle")
-DEFAULT_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
+ALL_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
 
 
 BLIND_MITIGATION_MAX = 0.05
@@ -51,6 +53,27 @@ def is_destructive(strategy: str) -> bool:
 def is_blind(strategy: str) -> bool:
     s = STRATEGIES.get(strategy)
     return bool(s and s.blind)
+
+
+def is_judged(strategy: str) -> bool:
+    """Whether :meth:`AuditResult.violations` holds the strategy to a score (the references, the
+    destructive and the blind strategies); the others are only reported."""
+    return strategy in REFERENCE or is_destructive(strategy) or is_blind(strategy)
+
+
+DEFAULT_STRATEGIES: tuple[str, ...] = tuple(s for s in ALL_STRATEGIES if is_judged(s))
+"""What ``scenarios audit`` runs by default: the strategies it judges."""
+REPORTED_STRATEGIES: tuple[str, ...] = tuple(s for s in ALL_STRATEGIES if not is_judged(s))
+"""Run with ``--reported`` (or named with ``--strategy``): numbers to report, not to judge."""
+
+
+def chosen_strategies(named: Sequence[str] | None, reported: bool = False) -> list[str]:
+    """The strategies to run: those ``named`` (else the judged ones), plus with ``reported`` the
+    reported ones, each once, in that order."""
+    out = list(dict.fromkeys(named or DEFAULT_STRATEGIES))
+    if reported:
+        out += [s for s in REPORTED_STRATEGIES if s not in out]
+    return out
 
 
 @dataclass

@@ -14,9 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from itbench_agents.scenario.audit import (
+    ALL_STRATEGIES,
     DEFAULT_STRATEGIES,
+    REPORTED_STRATEGIES,
     AuditResult,
     Cell,
+    chosen_strategies,
     is_blind,
     is_destructive,
     run_audit,
@@ -83,19 +86,29 @@ def test_the_built_in_strategies() -> None:
         "audit-delete-namespace",
         "audit-blind-telemetry",
     }
-    assert {
-        "noop",
-        "oracle",
+    assert {"noop", "oracle"} <= set(DEFAULT_STRATEGIES)
+    assert {"audit-blanket-reset", "audit-name-flag-file"} <= set(DEFAULT_STRATEGIES)
+    # by default the audit runs what it judges; the reported strategies run when asked for
+    assert set(REPORTED_STRATEGIES) == {
         "audit-restart-all",
         "audit-shotgun",
         "audit-alerting-root",
         "audit-change-detection",
         "audit-undo-changes",
-    } <= set(DEFAULT_STRATEGIES)
+    }
+    assert set(DEFAULT_STRATEGIES) | set(REPORTED_STRATEGIES) == set(ALL_STRATEGIES)
+    assert not set(DEFAULT_STRATEGIES) & set(REPORTED_STRATEGIES)
     from itbench_agents.agents.registry import make_agent
 
-    for s in DEFAULT_STRATEGIES:
+    for s in ALL_STRATEGIES:
         assert make_agent(s) is not None
+    assert chosen_strategies(None) == list(DEFAULT_STRATEGIES)
+    assert chosen_strategies(None, reported=True) == [*DEFAULT_STRATEGIES, *REPORTED_STRATEGIES]
+    assert chosen_strategies(["audit-shotgun", "noop", "noop"], reported=True) == [
+        "audit-shotgun",
+        "noop",
+        *(s for s in REPORTED_STRATEGIES if s != "audit-shotgun"),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +121,7 @@ def twin_ok() -> None:
         pytest.skip(f"the otel-demo twin does not start here: {type(e).__name__}: {e}")
 
 
-SCORED = [s for s in DEFAULT_STRATEGIES if is_destructive(s) or is_blind(s) or s in ("noop", "oracle")]
+SCORED = list(DEFAULT_STRATEGIES)
 """The strategies this test holds to a score on every representative scenario; the others are only
 reported (docs/metrics.md) and run here on one scenario of each app, to show that they work."""
 REPORTED_ON = ["sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"]
@@ -122,7 +135,7 @@ def audit(twin_ok: None, tmp_path_factory: pytest.TempPathFactory) -> AuditResul
 @pytest.mark.timeout(600)
 @pytest.mark.slow
 def test_the_reported_strategies_run_on_both_apps(twin_ok: None, tmp_path: Path) -> None:
-    reported = [s for s in DEFAULT_STRATEGIES if s not in SCORED]
+    reported = list(REPORTED_STRATEGIES)
     assert reported, "every strategy is scored: this test has nothing left to check"
     res = run_audit(REPORTED_ON, reported, tmp_path / "audit", jobs=2)
     assert res.violations() == []

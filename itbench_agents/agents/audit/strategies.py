@@ -35,7 +35,7 @@ agent                       destructive   what it does
 
 "Destructive" strategies must never pass mitigation (CI checks it); "blind" ones may pass
 mitigation on at most 5% of the faults and diagnosis on at most 10% of the scenarios
-(``scenario/audit.py``); the others are reported.
+(``scenario/audit.py``); the others are reported (``scenarios audit --reported`` runs them).
 """
 
 from __future__ import annotations
