@@ -20,6 +20,7 @@ from .index import Index
 from .kubelet import Kubelet
 from .podscheduler import PodScheduler
 from .replicaset import ReplicaSetController
+from .taint_eviction import TaintEvictionController
 from .volumes import PersistentVolumeController
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class ControllerManager:
             GarbageCollector(twin, self.index),
             ServiceAccountController(twin, self.index),
             NodeLifecycleController(twin, self.index),
+            TaintEvictionController(twin, self.index),
             DeploymentController(twin, self.index),
             ReplicaSetController(twin, self.index),
             PersistentVolumeController(twin, self.index),
