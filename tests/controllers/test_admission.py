@@ -147,3 +147,70 @@ def test_limits_default_requests_and_qos(twin):
     assert pod["status"]["qosClass"] == "Guaranteed"
     assert pod["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
     assert admit(twin, PODS, _pod("b", requests={"cpu": "1"}), "CREATE")["status"]["qosClass"] == "Burstable"
+
+
+SERVICEACCOUNTS = GroupResource("", "serviceaccounts")
+STATEFULSETS = GroupResource("apps", "statefulsets")
+
+
+def _service_account(name, ns="default"):
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}}
+
+
+def _live(twin, prefix):
+    return [p for p in pods_of(twin, prefix) if not p["metadata"].get("deletionTimestamp")]
+
+
+def test_a_deleted_service_account_stops_new_pods_until_it_is_back(twin):
+    """Issue 26: deleting the ServiceAccount a workload runs as breaks its next pods, as on a real
+    cluster (the running ones go on); recreating it lets the ReplicaSet catch up."""
+    twin.store.create(SERVICEACCOUNTS, _service_account("api"))
+    twin.store.create(DEPLOYMENTS, deployment("web", replicas=2, serviceAccountName="api"))
+    twin.advance(10)
+    running = _live(twin, "web")
+    assert len(running) == 2
+    twin.store.delete(SERVICEACCOUNTS, "default", "api")
+    pod = _pod("x")
+    pod["spec"]["serviceAccountName"] = "api"
+    with pytest.raises(ApiError) as e:
+        admit(twin, PODS, pod, "CREATE")
+    assert e.value.code == 403 and e.value.message == (
+        'pods "x" is forbidden: error looking up service account default/api: serviceaccount "api" not found'
+    )
+    twin.store.delete(PODS, "default", running[0]["metadata"]["name"])
+    twin.advance(30)
+    assert [p["metadata"]["name"] for p in _live(twin, "web")] == [running[1]["metadata"]["name"]]
+    [rs] = [r for r in twin.store.list(REPLICASETS, "default") if r["metadata"]["name"].startswith("web-")]
+    assert 'serviceaccount "api" not found' in condition(rs, "ReplicaFailure")["message"]
+    assert events_for(twin, rs["metadata"]["name"], "FailedCreate")
+    twin.store.create(SERVICEACCOUNTS, _service_account("api"))
+    twin.advance(5)
+    assert len(_live(twin, "web")) == 2
+
+
+def test_a_statefulset_waits_for_its_service_account(twin):
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"serviceAccountName": "db", "containers": [{"name": "db", "image": "img:1"}]},
+            },
+        },
+    }
+    twin.store.create(STATEFULSETS, sts)
+    twin.advance(10)
+    assert twin.store.get(PODS, "default", "db-0") is None
+    [ev] = events_for(twin, "db", "FailedCreate")
+    assert ev["message"] == (
+        'create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: error looking up '
+        'service account default/db: serviceaccount "db" not found'
+    )
+    twin.store.create(SERVICEACCOUNTS, _service_account("db"))
+    twin.advance(5)
+    assert twin.store.get(PODS, "default", "db-0") is not None

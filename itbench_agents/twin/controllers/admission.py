@@ -145,7 +145,9 @@ _SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def _admit_service_account(twin: Twin, pod: Obj) -> None:
-    """The ServiceAccount admission plugin: unless ``automountServiceAccountToken`` is false (on the
+    """The ServiceAccount admission plugin: a pod whose ServiceAccount does not exist is forbidden
+    (``error looking up service account <ns>/<name>: serviceaccount "<name>" not found``: a
+    ReplicaSet then shows ``FailedCreate`` and retries); unless ``automountServiceAccountToken`` is false (on the
     pod, else on its ServiceAccount), a projected ``kube-api-access-<5 chars>`` volume (bound token,
     ``kube-root-ca.crt``, the namespace) mounted read-only at the service-account path in every
     container that has nothing mounted there. The suffix is a hash of the seed and the pod (the
@@ -153,10 +155,17 @@ def _admit_service_account(twin: Twin, pod: Obj) -> None:
     spec = pod["spec"]
     meta = pod.get("metadata", {})
     ns = meta.get("namespace") or "default"
+    sa_name = str(spec.get("serviceAccountName") or "default")
+    sa = twin.store.get(SERVICEACCOUNTS, ns, sa_name)
+    if sa is None:  # the plugin refuses a pod whose ServiceAccount does not exist
+        raise _forbidden(
+            PODS,
+            _pod_name(pod),
+            f'error looking up service account {ns}/{sa_name}: serviceaccount "{sa_name}" not found',
+        )
     auto = spec.get("automountServiceAccountToken")
     if auto is None:
-        sa = twin.store.get(SERVICEACCOUNTS, ns, str(spec.get("serviceAccountName") or "default"))
-        auto = (sa or {}).get("automountServiceAccountToken")
+        auto = sa.get("automountServiceAccountToken")
     if auto is False:
         return
     containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]

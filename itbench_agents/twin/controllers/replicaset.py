@@ -1,8 +1,9 @@
 """The ReplicaSet controller: keep ``spec.replicas`` pods of the template alive.
 
 Pods are named ``<rs>-<5 chars>``, owned by the ReplicaSet (``controller: true``) and admitted
-like API creates, so ResourceQuota/LimitRange rejections show up as ``FailedCreate`` events on the
-ReplicaSet and a ``ReplicaFailure`` condition, retried with the workqueue's exponential back-off.
+like API creates, so ResourceQuota/LimitRange rejections (and a missing ServiceAccount) show up as
+``FailedCreate`` events on the ReplicaSet and a ``ReplicaFailure`` condition, retried with the
+workqueue's exponential back-off, and at once when a quota, LimitRange or ServiceAccount changes.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_status
 from .events import record_event
 from .index import is_active, pod_ready
-from .kinds import LIMITRANGES, PODS, REPLICASETS, RESOURCEQUOTAS
-from .workload import create_pod, deletion_rank, is_available, pod_from_template
+from .kinds import LIMITRANGES, PODS, REPLICASETS, RESOURCEQUOTAS, SERVICEACCOUNTS
+from .workload import create_pod, deletion_rank, is_available, pod_from_template, service_account_of
 
 Obj = dict[str, Any]
 
@@ -49,10 +50,13 @@ class ReplicaSetController(Controller):
                 self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
             self.enqueue_owner(ev.obj, REPLICASETS)
-        elif ev.gr in (RESOURCEQUOTAS, LIMITRANGES):
+        elif ev.gr in (RESOURCEQUOTAS, LIMITRANGES) or (ev.gr == SERVICEACCOUNTS and ev.type == "ADDED"):
+            # what admission refused may pass now (a quota raised, the pods' ServiceAccount back)
             ns = meta.get("namespace", "")
             for rs in self.store.list(REPLICASETS, ns):
-                if rs["metadata"]["uid"] in self._failures:
+                if rs["metadata"]["uid"] in self._failures and (
+                    ev.gr != SERVICEACCOUNTS or service_account_of(rs) == meta.get("name")
+                ):
                     self.enqueue((ns, rs["metadata"]["name"]))
 
     def sync(self, key: tuple[str, str]) -> None:

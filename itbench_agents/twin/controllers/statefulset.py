@@ -13,8 +13,8 @@ from .admission import admit
 from .base import Controller, update_status
 from .events import record_event
 from .index import is_active, owner_ref, pod_ready
-from .kinds import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS
-from .workload import create_pod, pod_from_template, template_hash
+from .kinds import CONTROLLERREVISIONS, PODS, PVCS, SERVICEACCOUNTS, STATEFULSETS
+from .workload import create_pod, pod_from_template, service_account_of, template_hash
 
 Obj = dict[str, Any]
 
@@ -56,6 +56,12 @@ class StatefulSetController(Controller):
             self.enqueue((meta.get("namespace", ""), meta["name"]))
         elif ev.gr == PODS:
             self.enqueue_owner(ev.obj, STATEFULSETS)
+        elif ev.gr == SERVICEACCOUNTS and ev.type == "ADDED":
+            # a pod admission refused for want of its ServiceAccount can be made now
+            ns = meta.get("namespace", "")
+            for sts in self.store.list(STATEFULSETS, ns):
+                if service_account_of(sts) == meta.get("name"):
+                    self.enqueue((ns, sts["metadata"]["name"]))
 
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key

@@ -101,3 +101,9 @@ def is_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
         if c.get("type") == "Ready" and c.get("lastTransitionTime"):
             return bool(parse_rfc3339(c["lastTransitionTime"]) + min_ready_seconds <= now)
     return False
+
+
+def service_account_of(workload: Obj) -> str:
+    """The ServiceAccount the pods of ``workload`` (its pod template) run as."""
+    spec = ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
