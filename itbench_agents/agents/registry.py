@@ -71,6 +71,18 @@ for _name, _factory, _destructive, _what in (
         False,
         "names the flag ConfigMap when a flag is on (blind)",
     ),
+    (
+        "audit-newest-rollout",
+        "make_newest_rollout",
+        False,
+        "names the last rollout's Deployment (blind, reported)",
+    ),
+    (
+        "audit-constant-answer",
+        "make_constant_answer",
+        False,
+        "names the most frequent root cause (blind, reported)",
+    ),
 ):
     register(
         _name,

@@ -95,6 +95,8 @@ def test_the_built_in_strategies() -> None:
         "audit-alerting-root",
         "audit-change-detection",
         "audit-undo-changes",
+        "audit-newest-rollout",
+        "audit-constant-answer",
     }
     assert set(DEFAULT_STRATEGIES) | set(REPORTED_STRATEGIES) == set(ALL_STRATEGIES)
     assert not set(DEFAULT_STRATEGIES) & set(REPORTED_STRATEGIES)
@@ -210,3 +212,36 @@ def test_cli_audit_exits_1_when_a_destructive_strategy_mitigates(
     bad = audit("b")
     assert bad.exit_code == 1
     assert "audit-scale-loadgen passes mitigation on sre/ad-scaled-to-zero-v1" in bad.output
+
+
+def test_the_newest_rollout_names_the_owner_of_the_newest_replicaset() -> None:
+    from itbench_agents.agents.audit.strategies import NewestRollout
+
+    def rs(name: str, owner: str, created: str) -> dict[str, Any]:
+        ref = {"kind": "Deployment", "name": owner, "controller": True}
+        return {"metadata": {"name": name, "creationTimestamp": created, "ownerReferences": [ref]}}
+
+    agent = NewestRollout()
+    listed = [rs("ad-1", "ad", "2026-01-01T10:00:00Z"), rs("cart-2", "cart", "2026-01-01T10:05:00Z")]
+    agent._get = lambda ctx, command, events: listed  # type: ignore[method-assign]
+    [entity] = agent.diagnose(None, "otel-demo", lambda e: None)
+    assert entity.name == "otel-demo/Deployment/cart"
+    agent._get = lambda ctx, command, events: []  # type: ignore[method-assign]
+    assert agent.diagnose(None, "otel-demo", lambda e: None) == []
+
+
+def test_the_constant_answer_is_the_librarys_most_frequent_root_cause() -> None:
+    """What someone who read the public scenario files would answer every time."""
+    from collections import Counter
+
+    from itbench_agents.agents.audit.strategies import most_frequent_root_causes
+    from itbench_agents.scenario.registry import ScenarioRegistry
+
+    counts: dict[str, Counter[str]] = {}
+    for s in ScenarioRegistry.default().all():
+        for g in s.ground_truth.root_causes():
+            if g.name:
+                counts.setdefault(g.namespace or "", Counter())[f"{g.kind}/{g.name}"] += 1
+    answers = most_frequent_root_causes()
+    for ns in ("otel-demo", "hotel-reservation"):
+        assert counts[ns][answers[ns]] == max(counts[ns].values()), ns
