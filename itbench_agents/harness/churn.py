@@ -4,7 +4,10 @@ Issue 12 ("SRE benchmark validity", part 2): on a freshly deployed app every obj
 deploy time and the fault arrives later, so "what changed since deploy" is the answer key. Each
 episode therefore gets a seeded churn plan of 1–3 benign changes, some applied before the fault
 (followed by a seeded gap, which also jitters the fault's injection time) and some after it
-(before the agent starts), so the fault is neither the only nor always the last change.
+(before the agent starts), so the fault is neither the only nor always the last change. A fault
+that rolls out a root-cause Deployment (:func:`releases`) also gets a ``rollout-restart`` of an
+unrelated Deployment after it, where one can be made, so that the newest ReplicaSet does not name
+it (the audit's ``audit-newest-rollout``).
 
 Every change is a Kubernetes API operation (the scenario spec's ``patch`` / ``create`` /
 ``restart``), applied through the API exactly as a fault is, so the same plan runs on a live
@@ -374,8 +377,8 @@ def _plan_benign(
             d for d in eligible if _name(d) not in used and (phase == "before" or _name(d) not in upstream)
         ]
 
-    def make(kind: str, phase: Phase) -> ChurnChange | str:
-        """A change of ``kind`` in ``phase``, or why there is none."""
+    def make(kind: str, phase: Phase, r: random.Random = rng) -> ChurnChange | str:
+        """A change of ``kind`` in ``phase`` (a rollout drawn with ``r``), or why there is none."""
         if prot.touches_nodes and kind in ("rollout-env", "rollout-image", "rollout-restart", "hpa"):
             return "the scenario's operations involve nodes or scheduling (new pods would move the placement)"
         if kind in ("rollout-env", "rollout-image", "rollout-restart", "hpa", "networkpolicy"):
@@ -400,7 +403,7 @@ def _plan_benign(
                 pool = [d for d in pool if _other_tag(str(_containers(d)[0].get("image", "")), image_ok)]
             if not pool:
                 return f"no eligible workload {'after the fault' if phase == 'after' else ''}".strip()
-            d = rng.choice(pool)
+            d = r.choice(pool)
             name = _name(d)
             used.add(name)
             target = Target(apiVersion="apps/v1", kind="Deployment", name=name, namespace=ns)
@@ -409,7 +412,7 @@ def _plan_benign(
                 old = next(
                     (e.get("value") for e in c0.get("env") or [] if e.get("name") == "LOG_LEVEL"), None
                 )
-                level = rng.choice([v for v in LOG_LEVELS if v != old])
+                level = r.choice([v for v in LOG_LEVELS if v != old])
                 patch = {
                     "spec": {
                         "template": {
@@ -558,8 +561,37 @@ def _plan_benign(
             note = f"{kind} ({phase}): {got}"
             if note not in plan.skipped:
                 plan.skipped.append(note)
+    if releases(scenario):
+        # a release fault is not the last rollout: a benign restart after it, where one can be
+        # made (a restart always makes a new ReplicaSet; a LOG_LEVEL or image change may bring
+        # back an old one), drawn apart so that the rest of the plan is what it was
+        got = make(
+            "rollout-restart", "after", random.Random(churn_seed(seed, scenario.id + ":after-release"))
+        )
+        if isinstance(got, ChurnChange):
+            plan.changes.append(got)
+        else:
+            plan.skipped.append(f"rollout-restart (after the release): {got}")
     plan.pre_gaps_s = [max(float(round(rng.uniform(*PRE_GAP_S))), c.min_gap_s) for c in plan.before]
     plan.post_gap_s = float(round(rng.uniform(*POST_GAP_S))) if plan.after else 0.0
+
+
+def releases(scenario: Scenario) -> bool:
+    """Whether a fault rolls out a Deployment that is a root cause (a new ReplicaSet: a patch of
+    its pod template, or a restart). Such a fault gets a benign rollout after it, so that "the last
+    rollout" alone does not name it (the audit's ``audit-newest-rollout``)."""
+    roots = {g.name for g in scenario.ground_truth.root_causes() if g.kind == "Deployment" and g.name}
+    for op in scenario.faults:
+        if isinstance(op, RestartOp) and op.kind == "Deployment" and op.name in roots:
+            return True
+        if (
+            isinstance(op, PatchOp)
+            and op.target.kind == "Deployment"
+            and op.target.name in roots
+            and "template" in json.dumps(op.patch)
+        ):
+            return True
+    return False
 
 
 def _weighted_order(rng: random.Random, kinds: list[str], weights: list[int]) -> list[str]:

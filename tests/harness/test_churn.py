@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from itbench_agents.harness.churn import ChurnPlan, churn_mode, collisions, plan_churn, upstream_of
+from itbench_agents.harness.churn import ChurnPlan, churn_mode, collisions, plan_churn, releases, upstream_of
 from itbench_agents.harness.churn_lookalikes import NEW_FLAGS
 from itbench_agents.harness.endstate import fault_footprint
 from itbench_agents.scenario.registry import ScenarioRegistry
@@ -93,6 +93,29 @@ def test_none_plans_nothing():
     assert plan.changes == [] and plan.mode == "none"
 
 
+def test_a_faulty_release_is_not_the_last_rollout():
+    """A fault that rolls out a root-cause Deployment is followed by a benign restart of another
+    Deployment (a new ReplicaSet, the newest: the audit's ``audit-newest-rollout`` names it), or the
+    plan says why none could be made (pod placement is the fault's)."""
+    seen = 0
+    for sc in _library():
+        if not releases(sc):
+            continue
+        roots = {g.name for g in sc.ground_truth.root_causes()}
+        for seed in SEEDS:
+            plan = _plan(sc, seed)
+            last = plan.changes[-1] if plan.changes else None
+            if last is not None and last.kind == "rollout-restart" and last.phase == "after":
+                assert last.target.split("/")[-1] not in roots, (sc.id, seed)
+                seen += 1
+            else:
+                assert any(n.startswith("rollout-restart (after the release): ") for n in plan.skipped), (
+                    sc.id,
+                    seed,
+                )
+    assert seen >= 20 * len(SEEDS)  # most releases get one
+
+
 def test_every_plan_of_the_library_stays_off_the_footprint():
     """1–3 changes, both sides of the fault when there are several, never an object the fault's
     operations touch (endstate's footprint) nor a workload the ground truth names."""
@@ -103,9 +126,12 @@ def test_every_plan_of_the_library_stays_off_the_footprint():
         gt = {g.name for g in sc.ground_truth.groups if g.name}
         for seed in SEEDS:
             plan = _plan(sc, seed)
-            assert 1 <= len(plan.changes) <= 3, (sc.id, seed, plan.skipped)
-            if len(plan.changes) >= 2:
-                assert plan.before and plan.after, (sc.id, seed)
+            # 1-3 drawn changes, and after a faulty release one restart more, the last (below)
+            extra = releases(sc) and not any(n.startswith("rollout-restart (after the") for n in plan.skipped)
+            drawn = plan.changes[:-1] if extra else plan.changes
+            assert 1 <= len(drawn) <= 3, (sc.id, seed, plan.skipped)
+            if len(drawn) >= 2:
+                assert {c.phase for c in drawn} == {"before", "after"}, (sc.id, seed)
             assert len(plan.pre_gaps_s) == len(plan.before)
             assert collisions(plan, sc) == []
             for c in plan.changes:
