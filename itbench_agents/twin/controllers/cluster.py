@@ -28,6 +28,7 @@ from .kinds import (
     SERVICEACCOUNTS,
 )
 from .quantity import format_quantity
+from .taint_eviction import record_taint_eviction
 
 Obj = dict[str, Any]
 
@@ -147,13 +148,7 @@ class NodeLifecycleController(Controller):
         pod = self.store.get(PODS, ns, name)
         if nobj is None or node_ready(nobj) or pod is None or pod["metadata"]["uid"] != uid:
             return
-        record_event(
-            self.twin,
-            pod,
-            "TaintManagerEviction",
-            f"Marking for deletion Pod {ns}/{name}",
-            component="taint-eviction-controller",
-        )
+        record_taint_eviction(self.twin, pod)
         with contextlib.suppress(ApiError):
             delete_pod(self.store, pod)  # Terminating: the node's kubelet cannot confirm while it is away
 

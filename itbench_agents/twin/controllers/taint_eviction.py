@@ -67,6 +67,19 @@ def toleration_time(tolerations: list[Obj], taints: list[Obj]) -> float | None:
     return least
 
 
+def record_taint_eviction(twin: Any, pod: Obj) -> None:
+    """The event upstream records on a pod it evicts for a ``NoExecute`` taint (this controller's
+    and the node lifecycle controller's not-ready evictions)."""
+    meta = pod["metadata"]
+    record_event(
+        twin,
+        pod,
+        "TaintManagerEviction",
+        f"Marking for deletion Pod {meta.get('namespace', '')}/{meta['name']}",
+        component=TaintEvictionController.name,
+    )
+
+
 class TaintEvictionController(Controller):
     name = "taint-eviction-controller"
 
@@ -134,13 +147,7 @@ class TaintEvictionController(Controller):
             return
         if pod["metadata"].get("deletionTimestamp") or is_terminal(pod):
             return
-        record_event(
-            self.twin,
-            pod,
-            "TaintManagerEviction",
-            f"Marking for deletion Pod {ns}/{name}",
-            component=self.name,
-        )
+        record_taint_eviction(self.twin, pod)
         status = dict(pod.get("status") or {})
         conds = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
         conds.append(
