@@ -55,6 +55,26 @@ class Topology:
     at_fault: set[str] = field(default_factory=set)
     """Keys of the objects that existed when the fault's alerts fired (the graph is the end state):
     with :attr:`nodes`, the objects an agent may name (empty when not recorded)."""
+    released: set[str] = field(default_factory=set)
+    """Keys of the ReplicaSets created between the fault's injection and the alerts: the fault's
+    release when it rolls a Deployment out (and the churn's benign ones). Naming such a ReplicaSet
+    names its Deployment (:meth:`release_owner`); an older one names nothing."""
+
+    def release_owner(self, namespace: str | None, name: str) -> str | None:
+        """The Deployment (``namespace/Deployment/name``) whose rollout created the ReplicaSet
+        ``name`` after the injection, or None (not such a ReplicaSet, or nothing recorded)."""
+        keys = [k for k in self.released if k.endswith("/" + node_key(None, "ReplicaSet", name))]
+        if namespace:
+            keys = [k for k in keys if k == node_key(namespace, "ReplicaSet", name)]
+        if len(keys) != 1:
+            return None
+        key = keys[0]
+        ns = key.split("/", 1)[0]
+        owners = [a for a, b, t in self.edges if t == "owns" and b == key and "/deployment/" in a]
+        if owners:
+            return f"{ns}/Deployment/{owners[0].rsplit('/', 1)[1]}"
+        # the end state may have lost the Deployment: a ReplicaSet is named <deployment>-<hash>
+        return f"{ns}/Deployment/{name.rsplit('-', 1)[0]}" if "-" in name else None
 
     def existed(self, namespace: str | None, kind: str, name: str) -> bool | None:
         """Whether the object existed at the fault or at the end; None when unknown (nothing
@@ -117,11 +137,13 @@ class Topology:
         out: dict[str, Any] = {"nodes": sorted(self.nodes), "edges": [list(e) for e in self.edges]}
         if self.at_fault:
             out["at_fault"] = sorted(self.at_fault)
+        if self.released:
+            out["released"] = sorted(self.released)
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Topology:
-        t = cls(set(data.get("nodes", [])), [], set(data.get("at_fault", [])))
+        t = cls(set(data.get("nodes", [])), [], set(data.get("at_fault", [])), set(data.get("released", [])))
         for a, b, k in data.get("edges", []):
             t.add_edge(a, b, k)
         return t

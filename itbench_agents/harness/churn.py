@@ -6,8 +6,9 @@ episode therefore gets a seeded churn plan of 1–3 benign changes, some applied
 (followed by a seeded gap, which also jitters the fault's injection time) and some after it
 (before the agent starts), so the fault is neither the only nor always the last change. A fault
 that rolls out a root-cause Deployment (:func:`releases`) also gets a ``rollout-restart`` of an
-unrelated Deployment after it, where one can be made, so that the newest ReplicaSet does not name
-it (the audit's ``audit-newest-rollout``).
+unrelated Deployment after it, where one can be made — also where the fault's own pods cannot be
+scheduled, as long as no node is involved — so that the newest ReplicaSet does not name it (the
+audit's ``audit-newest-rollout``).
 
 Every change is a Kubernetes API operation (the scenario spec's ``patch`` / ``create`` /
 ``restart``), applied through the API exactly as a fault is, so the same plan runs on a live
@@ -206,6 +207,10 @@ class Protection:
     touches_nodes: bool
     creates_quota: bool = False
     """The operations create a ResourceQuota or LimitRange (new pods would count against it)."""
+    pins_nodes: bool = False
+    """The operations involve nodes themselves (Node objects, node names, taints, tolerations), so
+    where any pod runs is part of the fault; a selector or affinity of the faulty workload's own
+    pods (``touches_nodes`` without this) concerns only the pods the scenario names."""
 
     @classmethod
     def of(cls, scenario: Scenario) -> Protection:
@@ -227,6 +232,7 @@ class Protection:
             creates_quota=bool({"ResourceQuota", "LimitRange"} & kinds),
             touches_nodes="Node" in kinds
             or any(w in blob for w in ("nodeSelector", "nodeName", "affinity", "taint", "toleration")),
+            pins_nodes="Node" in kinds or any(w in blob for w in ("nodeName", "taint", "toleration")),
         )
 
     def names_workload(self, name: str) -> bool:
@@ -377,9 +383,14 @@ def _plan_benign(
             d for d in eligible if _name(d) not in used and (phase == "before" or _name(d) not in upstream)
         ]
 
-    def make(kind: str, phase: Phase, r: random.Random = rng) -> ChurnChange | str:
-        """A change of ``kind`` in ``phase`` (a rollout drawn with ``r``), or why there is none."""
-        if prot.touches_nodes and kind in ("rollout-env", "rollout-image", "rollout-restart", "hpa"):
+    def make(
+        kind: str, phase: Phase, r: random.Random = rng, own_scheduling_ok: bool = False
+    ) -> ChurnChange | str:
+        """A change of ``kind`` in ``phase`` (a rollout drawn with ``r``), or why there is none.
+        ``own_scheduling_ok``: a rollout may be made where the scenario's scheduling terms concern
+        only its own workloads (never rolled out: they are in its footprint) and no node."""
+        moves = kind in ("rollout-env", "rollout-image", "rollout-restart", "hpa")
+        if moves and (prot.pins_nodes if own_scheduling_ok else prot.touches_nodes):
             return "the scenario's operations involve nodes or scheduling (new pods would move the placement)"
         if kind in ("rollout-env", "rollout-image", "rollout-restart", "hpa", "networkpolicy"):
             pool = workloads(phase)
@@ -566,7 +577,10 @@ def _plan_benign(
         # made (a restart always makes a new ReplicaSet; a LOG_LEVEL or image change may bring
         # back an old one), drawn apart so that the rest of the plan is what it was
         got = make(
-            "rollout-restart", "after", random.Random(churn_seed(seed, scenario.id + ":after-release"))
+            "rollout-restart",
+            "after",
+            random.Random(churn_seed(seed, scenario.id + ":after-release")),
+            own_scheduling_ok=True,
         )
         if isinstance(got, ChurnChange):
             plan.changes.append(got)
@@ -577,10 +591,11 @@ def _plan_benign(
 
 
 def releases(scenario: Scenario) -> bool:
-    """Whether a fault rolls out a Deployment that is a root cause (a new ReplicaSet: a patch of
-    its pod template, or a restart). Such a fault gets a benign rollout after it, so that "the last
-    rollout" alone does not name it (the audit's ``audit-newest-rollout``)."""
-    roots = {g.name for g in scenario.ground_truth.root_causes() if g.kind == "Deployment" and g.name}
+    """Whether a fault rolls out a Deployment that is a right answer — a root cause, or an alias of
+    one — with a new ReplicaSet (a patch of its pod template, or a restart). Such a fault gets a
+    benign rollout after it, so that "the last rollout" alone does not name it (the audit's
+    ``audit-newest-rollout``)."""
+    roots = answer_deployments(scenario)
     for op in scenario.faults:
         if isinstance(op, RestartOp) and op.kind == "Deployment" and op.name in roots:
             return True
@@ -592,6 +607,17 @@ def releases(scenario: Scenario) -> bool:
         ):
             return True
     return False
+
+
+def answer_deployments(scenario: Scenario) -> set[str]:
+    """Names of the Deployments the ground truth accepts as a root cause: root-cause groups and the
+    groups aliased with one."""
+    gt = scenario.ground_truth
+    right = {g.id for g in gt.root_causes()}
+    for alias in gt.aliases:
+        if right & set(alias):
+            right |= set(alias)
+    return {g.name for g in gt.groups if g.id in right and g.kind == "Deployment" and g.name}
 
 
 def _weighted_order(rng: random.Random, kinds: list[str], weights: list[int]) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any
 import requests
 
 from ..agents.base import Limits, Task
-from ..evaluation.topology import Topology, topology_from_objects
+from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..scenario.inject import apply_operations
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
@@ -174,6 +174,8 @@ class TwinEnvironment:
         """Set by :meth:`reattach`: this process ends with its episode (``shared.py``)."""
         self.fault_objects: set[str] = set()
         """Topology keys of the objects that existed when the expected alerts fired."""
+        self.replicasets_before: set[str] = set()
+        """Topology keys of the ReplicaSets right before the faults were applied."""
         self.protected: ProtectedBaseline | None = None
         """What the app was deployed with on purpose (``protected.py``): part of the baseline."""
         self.agent_tokens: tuple[str, str] | None = None
@@ -248,6 +250,7 @@ class TwinEnvironment:
             self.baseline = self.take_baseline()
         except Exception as e:
             raise EnvironmentError_(f"baseline: {type(e).__name__}: {e}") from e
+        self.replicasets_before = self._replicaset_keys()
         try:
             done = apply_operations(self.api, self.scenario.faults, self._now_dt)
         except Exception as e:
@@ -272,6 +275,17 @@ class TwinEnvironment:
         check = self._wait_for_alerts()
         self.fault_objects = set(self._topology().nodes)
         return check
+
+    def _replicaset_keys(self) -> set[str]:
+        assert self.api is not None
+        ns = self.scenario.namespace
+        try:
+            return {
+                node_key(ns, "ReplicaSet", rs["metadata"]["name"])
+                for rs in self.api.list("apps/v1", "ReplicaSet", ns)
+            }
+        except KubeApiError:
+            return set()
 
     def _wait_for_alerts(self) -> AlertCheck:
         start = self.now()
@@ -448,9 +462,14 @@ class TwinEnvironment:
     def topology(self) -> Topology:
         """The end state's objects and how they connect, with the objects that existed when the
         alerts fired (``Topology.at_fault``: the diagnosis scorer accepts a generated name, a pod
-        or ReplicaSet, only when it existed)."""
+        or ReplicaSet, only when it existed) and the ReplicaSets made since the injection
+        (``Topology.released``: naming the fault's release names its Deployment)."""
         topo = self._topology()
         topo.at_fault = set(self.fault_objects)
+        if self.fault_objects:
+            topo.released = {
+                k for k in self.fault_objects if "/replicaset/" in k and k not in self.replicasets_before
+            }
         return topo
 
     def _topology(self) -> Topology:

@@ -119,6 +119,43 @@ def test_a_pod_name_counts_only_for_a_pod_that_existed() -> None:
     assert Topology.from_json(ended.to_json()).at_fault == ended.at_fault
 
 
+def test_the_faulty_release_names_its_deployment_and_an_older_replicaset_nothing() -> None:
+    """A rollout fault's new ReplicaSet (made after the injection: ``Topology.released``) counts
+    as its Deployment; the ReplicaSet that ran before the fault, a benign release of another
+    Deployment and a ReplicaSet that never existed do not."""
+    import copy
+
+    topo = topology()
+    topo.at_fault = set(topo.nodes) | {"otel-demo/replicaset/ad-9c8", "otel-demo/replicaset/frontend-1a2"}
+    topo.add_edge("otel-demo/deployment/ad", "otel-demo/replicaset/ad-9c8", "owns")
+    topo.add_edge("otel-demo/deployment/frontend", "otel-demo/replicaset/frontend-1a2", "owns")
+    topo.released = {"otel-demo/replicaset/ad-9c8", "otel-demo/replicaset/frontend-1a2"}
+    gt = ground_truth()
+    for name in ("otel-demo/ReplicaSet/ad-9c8", "otel-demo/replicasets.apps/ad-9c8", "rs/ad-9c8"):
+        s = score_diagnosis(gt, diag(name), topo)
+        assert s.correct and s.matched == [name], name
+    assert score_diagnosis(gt, diag("otel-demo/Deployment/ad", "otel-demo/ReplicaSet/ad-9c8"), topo).correct
+    for wrong in (
+        "otel-demo/ReplicaSet/ad-5f7",  # ran before the fault: the healthy release
+        "otel-demo/ReplicaSet/frontend-1a2",  # the churn's benign release of another Deployment
+        "otel-demo/ReplicaSet/ad-zzz",  # never existed
+        "other-ns/ReplicaSet/ad-9c8",
+    ):
+        s = score_diagnosis(gt, diag(wrong), topo)
+        assert not s.correct and s.unmatched == [wrong], wrong
+    # the Deployment deleted by the end: the name still says whose release it was
+    gone = copy.deepcopy(topo)
+    gone.edges = [e for e in gone.edges if e[0] != "otel-demo/deployment/ad"]
+    assert score_diagnosis(gt, diag("otel-demo/ReplicaSet/ad-9c8"), gone).correct
+    # recorded with the episode: a re-score reads the same
+    again = Topology.from_json(topo.to_json())
+    assert again.released == topo.released
+    assert score_diagnosis(gt, diag("otel-demo/ReplicaSet/ad-9c8"), again).correct
+    # nothing recorded (an old run): a ReplicaSet names nothing, as before
+    topo.released = set()
+    assert not score_diagnosis(gt, diag("otel-demo/ReplicaSet/ad-9c8"), topo).correct
+
+
 def test_missing_and_control_diagnoses() -> None:
     assert score_diagnosis(ground_truth(), None, reason_if_missing="not JSON").reason == "not JSON"
     control = GroundTruth()

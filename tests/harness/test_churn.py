@@ -8,7 +8,16 @@ from typing import Any, cast
 
 import pytest
 
-from itbench_agents.harness.churn import ChurnPlan, churn_mode, collisions, plan_churn, releases, upstream_of
+from itbench_agents.harness.churn import (
+    ChurnPlan,
+    Protection,
+    answer_deployments,
+    churn_mode,
+    collisions,
+    plan_churn,
+    releases,
+    upstream_of,
+)
 from itbench_agents.harness.churn_lookalikes import NEW_FLAGS
 from itbench_agents.harness.endstate import fault_footprint
 from itbench_agents.scenario.registry import ScenarioRegistry
@@ -96,12 +105,14 @@ def test_none_plans_nothing():
 def test_a_faulty_release_is_not_the_last_rollout():
     """A fault that rolls out a root-cause Deployment is followed by a benign restart of another
     Deployment (a new ReplicaSet, the newest: the audit's ``audit-newest-rollout`` names it), or the
-    plan says why none could be made (pod placement is the fault's)."""
+    plan says why none could be made (pod placement is the fault's). Right answers include the
+    aliases of a root cause (the restarted reader of a corrupted Secret)."""
     seen = 0
     for sc in _library():
         if not releases(sc):
             continue
-        roots = {g.name for g in sc.ground_truth.root_causes()}
+        roots = answer_deployments(sc)
+        assert roots, sc.id
         for seed in SEEDS:
             plan = _plan(sc, seed)
             last = plan.changes[-1] if plan.changes else None
@@ -114,6 +125,23 @@ def test_a_faulty_release_is_not_the_last_rollout():
                     seed,
                 )
     assert seen >= 20 * len(SEEDS)  # most releases get one
+
+
+@pytest.mark.parametrize(
+    "sid",
+    [
+        "sre/payment-pod-anti-affinity-v1",  # the faulty pods' own scheduling: nothing else moves them
+        "sre/ad-nonexistent-node-selector-v1",
+        "sre/postgresql-corrupted-secret-v1",  # the restarted reader is aliased with the Secret
+    ],
+)
+def test_these_releases_are_followed_by_a_benign_one(sid: str) -> None:
+    sc = next(s for s in _library() if s.id == sid)
+    assert releases(sc)
+    for seed in SEEDS:
+        last = _plan(sc, seed).changes[-1]
+        assert (last.kind, last.phase) == ("rollout-restart", "after"), (sid, seed)
+        assert not Protection.of(sc).names_workload(last.target.split("/")[-1]), (sid, seed)
 
 
 def test_every_plan_of_the_library_stays_off_the_footprint():
@@ -298,6 +326,49 @@ def test_episode_churn_is_applied_through_the_api(tmp_path):
                 assert env.baseline.objects[c.target].fingerprint == now[c.target].fingerprint
         check = env.wait_for_alerts()
         assert check.ok, check.missing
+    finally:
+        env.teardown()
+
+
+@pytest.mark.slow
+def test_the_faulty_release_is_recorded_and_names_its_deployment(tmp_path):
+    """The ReplicaSets made between the injection and the alerts are recorded with the episode's
+    topology: the fault's release (a right answer: its Deployment) and the benign restart that
+    follows it (wrong, like the ReplicaSet the fault replaced)."""
+    from itbench_agents.agents.base import Diagnosis, DiagnosisEntity
+    from itbench_agents.evaluation.diagnosis import score_diagnosis
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    sc = ScenarioRegistry.default().get("sre/payment-regression-image-rollout-v1")
+    assert releases(sc)
+    env = TwinEnvironment(sc, seed=0, workdir=tmp_path, history_s=600, churn="default")
+    try:
+        env.deploy()
+        env.inject()
+        assert env.wait_for_alerts().ok
+        plan = env.churn_plan
+        assert plan is not None and plan.changes[-1].kind == "rollout-restart"
+        benign = plan.changes[-1].target.split("/")[-1]
+        topo = env.topology()
+        owner = {
+            b.rsplit("/", 1)[1]: a.rsplit("/", 1)[1]
+            for a, b, t in topo.edges
+            if t == "owns" and "/replicaset/" in b
+        }
+        released = {k.rsplit("/", 1)[1] for k in topo.released}
+        # the release rolls out ad, email, payment and quote (payment's build is the bad one),
+        # then the churn rolls out others, the restart last
+        assert {owner[r] for r in released} >= {"ad", "email", "payment", "quote", benign}, released
+        older = [r for r, d in owner.items() if d == "payment" and r not in released]
+        assert older  # the healthy releases the fault replaced
+
+        def correct(rs: str) -> bool:
+            name = f"{sc.namespace}/ReplicaSet/{rs}"
+            d = Diagnosis(entities=[DiagnosisEntity(name=name, contributing_factor=True)])
+            return score_diagnosis(sc.ground_truth, d, topo).correct
+
+        assert {owner[r] for r in released if correct(r)} == {"payment"}
+        assert not any(correct(r) for r in older)
     finally:
         env.teardown()
 

@@ -87,7 +87,7 @@ def test_the_built_in_strategies() -> None:
         "audit-blind-telemetry",
     }
     assert {"noop", "oracle"} <= set(DEFAULT_STRATEGIES)
-    assert {"audit-blanket-reset", "audit-name-flag-file"} <= set(DEFAULT_STRATEGIES)
+    assert {"audit-blanket-reset", "audit-name-flag-file", "audit-newest-rollout"} <= set(DEFAULT_STRATEGIES)
     # by default the audit runs what it judges; the reported strategies run when asked for
     assert set(REPORTED_STRATEGIES) == {
         "audit-restart-all",
@@ -95,7 +95,6 @@ def test_the_built_in_strategies() -> None:
         "audit-alerting-root",
         "audit-change-detection",
         "audit-undo-changes",
-        "audit-newest-rollout",
         "audit-constant-answer",
     }
     assert set(DEFAULT_STRATEGIES) | set(REPORTED_STRATEGIES) == set(ALL_STRATEGIES)

@@ -25,8 +25,8 @@ agent                       destructive   what it does
                                           find (``rollout undo``, delete new objects, flags off)
 ``audit-name-flag-file``    blind         names the flag ConfigMap whenever a flag is on;
                                           touches nothing
-``audit-newest-rollout``    no            names the Deployment that owns the newest ReplicaSet;
-                                          touches nothing (a blind answer, reported for now)
+``audit-newest-rollout``    blind         names the Deployment that owns the newest ReplicaSet;
+                                          touches nothing
 ``audit-constant-answer``   no            names the namespace's most frequent root cause in the
                                           library, whatever happened; touches nothing (a blind
                                           answer, reported for now)
@@ -102,15 +102,14 @@ STRATEGIES: dict[str, Strategy] = {
             "name the feature-flag ConfigMap as the root cause whenever a flag is on",
             blind=True,
         ),
-        # blind answers, reported (not judged) for now: the library's most frequent root cause
-        # is right on 9 of the 77 faults (its root causes need spreading wider); the last rollout
-        # on 3 of 77 since a faulty release is followed by a benign restart (churn.releases), but
-        # one of them is in CI's 5-scenario sample, where any hit is over the 10% bar
         Strategy(
             "audit-newest-rollout",
             False,
             "name the owner of the newest ReplicaSet (the last rollout) as the root cause",
+            blind=True,
         ),
+        # a blind answer, reported (not judged) for now: the library's most frequent root cause
+        # is right on 9 of the 77 faults (its root causes need spreading wider)
         Strategy(
             "audit-constant-answer",
             False,
