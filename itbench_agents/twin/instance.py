@@ -66,6 +66,9 @@ class Twin:
         self.traces: TraceSource | None = None
         self.alerts: Any = None
         self.validators: dict[GroupResource, list[Callable[[Obj], list[tuple[str, str, str]]]]] = {}
+        self.memo: dict[str, dict[Any, Any]] = {}
+        """Derived values the controllers memoise, per table (keyed so that they never go stale,
+        e.g. by uid and resourceVersion): dropping them changes nothing but speed."""
         """Extra admission checks per resource type (e.g. Chaos Mesh specs): each returns 422 causes
         as (field, reason, message); the REST layer calls them on create/update."""
         self.endpoints: Endpoints | None = None

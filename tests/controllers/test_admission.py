@@ -54,6 +54,36 @@ def test_must_specify_message(twin):
     )
 
 
+def test_quota_usage_follows_every_pod_change_with_its_memo(twin):
+    """The usage a quota check sums is memoised per pod (uid and resourceVersion): a replaced or
+    deleted pod counts as it is now, never as it was."""
+    from itbench_agents.twin.controllers.admission import namespace_usage, pod_usage
+
+    q = _quota("q", {"requests.memory": "4Gi", "pods": "10"})
+    twin.store.create(QUOTAS, q)
+    for name, mem in (("a", "1Gi"), ("b", "512Mi")):
+        twin.store.create(PODS, admit(twin, PODS, _pod(name, requests={"memory": mem}), "CREATE"))
+
+    def fresh():
+        want = {"requests.memory": 0.0, "pods": 0.0}
+        for p in twin.store.list(PODS, "default"):
+            for r, v in pod_usage(p).items():
+                if r in want:
+                    want[r] += v
+        return want
+
+    assert namespace_usage(twin, "default", q) == fresh() == {"requests.memory": 1.5 * 2**30, "pods": 2.0}
+    assert twin.memo["quota.pod_usage"]  # filled by the checks
+    twin.store.delete(PODS, "default", "b")
+    big = _pod("b", requests={"memory": "2Gi"})
+    twin.store.create(PODS, admit(twin, PODS, big, "CREATE"))  # same name, another pod
+    assert namespace_usage(twin, "default", q) == fresh() == {"requests.memory": 3 * 2**30, "pods": 2.0}
+    with pytest.raises(ApiError, match="used: requests.memory=3Gi"):
+        admit(twin, PODS, _pod("c", requests={"memory": "2Gi"}), "CREATE")
+    twin.memo.clear()  # dropping the memo changes nothing but speed
+    assert namespace_usage(twin, "default", q) == fresh()
+
+
 def test_pod_count_quota_and_object_count(twin):
     twin.store.create(QUOTAS, _quota("counts", {"pods": "1", "count/configmaps": "2"}))
     twin.store.create(PODS, admit(twin, PODS, _pod("a"), "CREATE"))

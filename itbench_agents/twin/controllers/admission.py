@@ -341,6 +341,25 @@ def pod_usage(pod: Obj) -> dict[str, float]:
     return totals
 
 
+MEMO_LIMIT = 20_000
+
+
+def _stored_pod_usage(twin: Twin, pod: Obj) -> dict[str, float]:
+    """:func:`pod_usage` of a stored pod, memoised by uid and resourceVersion (a quota check sums
+    every pod of the namespace, at each admission)."""
+    md = pod.get("metadata") or {}
+    key = (md.get("uid"), md.get("resourceVersion"))
+    if not (key[0] and key[1]):
+        return pod_usage(pod)
+    memo = twin.memo.setdefault("quota.pod_usage", {})
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        got = memo[key] = pod_usage(pod)
+    return dict(got)
+
+
 def _all_containers(spec: Obj) -> list[Obj]:
     return list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
 
@@ -375,7 +394,7 @@ def namespace_usage(twin: Twin, namespace: str, quota: Obj) -> dict[str, float]:
         for pod in twin.store.list(PODS, namespace):
             if is_terminal(pod) or not _quota_applies(quota, pod):
                 continue
-            u = pod_usage(pod)
+            u = _stored_pod_usage(twin, pod)
             for r in pod_keys:
                 used[r] += u.get(r, 0.0)
     for r in hard:
