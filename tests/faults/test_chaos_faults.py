@@ -105,6 +105,28 @@ def test_network_loss_and_partition(chain: Cluster) -> None:
     healed(chain, 60.0)
 
 
+def test_a_partition_of_the_callee_toward_its_caller_drops_the_replies(chain: Cluster) -> None:
+    """Partition c -> b (direction to): c's packets to b are dropped, so b's calls to c get no
+    reply and time out, as a TCP connection needs both ways (ITBench 91: email -> checkout)."""
+    part = chaos(
+        "NetworkChaos",
+        "c-to-b",
+        {
+            "action": "partition",
+            "mode": "all",
+            "selector": sel("c"),
+            "direction": "to",
+            "target": {"selector": sel("b"), "mode": "all"},
+        },
+    )
+    inject(chain, part)
+    chain.advance(20)
+    assert chain.degraded() == {"a", "b"} and chain.rate("c") == 0
+    assert "deadline_exceeded" in chain.symptoms("b")
+    remove(chain, part)
+    healed(chain, 60.0)
+
+
 def test_partition_between_other_pods_does_not_touch_this_edge(chain: Cluster) -> None:
     part = chaos(
         "NetworkChaos",

@@ -131,7 +131,7 @@ def test_a_faulty_release_is_not_the_last_rollout():
     "sid",
     [
         "sre/payment-pod-anti-affinity-v1",  # the faulty pods' own scheduling: nothing else moves them
-        "sre/ad-nonexistent-node-selector-v1",
+        "sre/ad-cart-nonexistent-node-selector-v1",
         "sre/postgresql-corrupted-secret-v1",  # the restarted reader is aliased with the Secret
     ],
 )
