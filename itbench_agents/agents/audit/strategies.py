@@ -109,7 +109,7 @@ STRATEGIES: dict[str, Strategy] = {
             blind=True,
         ),
         # a blind answer, reported (not judged) for now: the library's most frequent root cause
-        # is right on 8 of the 80 faults, just at the 10% bar (its root causes need spreading wider)
+        # is right on 8 of the 81 faults, just under the 10% bar (its root causes need spreading wider)
         Strategy(
             "audit-constant-answer",
             False,
