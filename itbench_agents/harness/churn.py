@@ -610,14 +610,14 @@ def releases(scenario: Scenario) -> bool:
 
 
 def answer_deployments(scenario: Scenario) -> set[str]:
-    """Names of the Deployments the ground truth accepts as a root cause: root-cause groups and the
-    groups aliased with one."""
+    """Names of the Deployments the ground truth accepts as a root cause: those in a root cause's
+    alias class (the diagnosis scorer's own classes, ``evaluation/entities.py``)."""
+    from ..evaluation.entities import AliasIndex
+
     gt = scenario.ground_truth
-    right = {g.id for g in gt.root_causes()}
-    for alias in gt.aliases:
-        if right & set(alias):
-            right |= set(alias)
-    return {g.name for g in gt.groups if g.id in right and g.kind == "Deployment" and g.name}
+    aliases = AliasIndex(gt)
+    right = aliases.root_cause_classes()
+    return {g.name for g in gt.groups if g.kind == "Deployment" and g.name and aliases.cls(g.id) in right}
 
 
 def _weighted_order(rng: random.Random, kinds: list[str], weights: list[int]) -> list[str]:

@@ -29,6 +29,12 @@ def sel(app: str, ns: str = "chain", key: str = "app") -> Obj:
     return {"namespaces": [ns], "labelSelectors": {key: app}}
 
 
+def _partition(src: str, dst: str) -> Obj:
+    """A NetworkChaos partition of ``src``'s packets to ``dst`` (direction to)."""
+    spec = {"action": "partition", "mode": "all", "selector": sel(src), "direction": "to"}
+    return chaos("NetworkChaos", f"{src}-to-{dst}", {**spec, "target": {"selector": sel(dst), "mode": "all"}})
+
+
 def inject(c: Cluster, obj: Obj) -> None:
     c.create(CHAOS_GRS[obj["kind"]], obj)
 
@@ -87,17 +93,7 @@ def test_network_loss_and_partition(chain: Cluster) -> None:
     assert chain.err("a") > 0.9 and "deadline_exceeded" in chain.symptoms("a")
     remove(chain, loss)
     healed(chain, 60.0)
-    part = chaos(
-        "NetworkChaos",
-        "b-to-c",
-        {
-            "action": "partition",
-            "mode": "all",
-            "selector": sel("b"),
-            "direction": "to",
-            "target": {"selector": sel("c"), "mode": "all"},
-        },
-    )
+    part = _partition("b", "c")
     inject(chain, part)
     chain.advance(20)
     assert chain.degraded() == {"a", "b"} and chain.rate("c") == 0
@@ -108,17 +104,7 @@ def test_network_loss_and_partition(chain: Cluster) -> None:
 def test_a_partition_of_the_callee_toward_its_caller_drops_the_replies(chain: Cluster) -> None:
     """Partition c -> b (direction to): c's packets to b are dropped, so b's calls to c get no
     reply and time out, as a TCP connection needs both ways (ITBench 91: email -> checkout)."""
-    part = chaos(
-        "NetworkChaos",
-        "c-to-b",
-        {
-            "action": "partition",
-            "mode": "all",
-            "selector": sel("c"),
-            "direction": "to",
-            "target": {"selector": sel("b"), "mode": "all"},
-        },
-    )
+    part = _partition("c", "b")
     inject(chain, part)
     chain.advance(20)
     assert chain.degraded() == {"a", "b"} and chain.rate("c") == 0
@@ -128,17 +114,7 @@ def test_a_partition_of_the_callee_toward_its_caller_drops_the_replies(chain: Cl
 
 
 def test_partition_between_other_pods_does_not_touch_this_edge(chain: Cluster) -> None:
-    part = chaos(
-        "NetworkChaos",
-        "a-to-c",
-        {
-            "action": "partition",
-            "mode": "all",
-            "selector": sel("a"),
-            "direction": "to",
-            "target": {"selector": sel("c"), "mode": "all"},
-        },
-    )
+    part = _partition("a", "c")
     inject(chain, part)
     chain.advance(20)
     assert not chain.degraded()
