@@ -9,7 +9,10 @@ ones score. Expectations (a violation makes the command exit 1, naming the scena
 * ``oracle`` passes diagnosis and mitigation on every scenario (controls: diagnosis);
 * every *blind* strategy (a blanket reset, a fixed answer) passes mitigation on at most 5% of
   the faults and diagnosis on at most 10% of the faults (:data:`BLIND_MITIGATION_MAX`,
-  :data:`BLIND_DIAGNOSIS_MAX`);
+  :data:`BLIND_DIAGNOSIS_MAX`) — the constant answer, whose answer comes from the library's own
+  statistics, only when the audit covers the whole library (on a handful of scenarios its rate
+  says only how the handful was picked; ``evaluation/spread.py`` computes the same bound for
+  every fixed answer from the ground truth, and the fast tests hold the library to it);
 * every episode runs (an environment or harness error is a violation: a strategy that did not
   run proves nothing).
 
@@ -55,6 +58,13 @@ def is_blind(strategy: str) -> bool:
     return bool(s and s.blind)
 
 
+def is_library_wide(strategy: str) -> bool:
+    """A blind strategy whose answer comes from the library's statistics (the constant answer):
+    its rate is judged when the audit covers the whole library, reported on a subset."""
+    s = STRATEGIES.get(strategy)
+    return bool(s and s.library_wide)
+
+
 def is_judged(strategy: str) -> bool:
     """Whether :meth:`AuditResult.violations` holds the strategy to a score (the references, the
     destructive and the blind strategies); the others are only reported."""
@@ -97,6 +107,13 @@ class AuditResult:
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
     """(strategy, scenario) → cell."""
     wall_s: float = 0.0
+    library: bool = False
+    """The audit covers every scenario of the library: the rates of the library-wide strategies
+    (:func:`is_library_wide`) are judged too."""
+
+    def rate_judged(self, strategy: str) -> bool:
+        """Whether the strategy's pass rates are held to the blind bars here."""
+        return is_blind(strategy) and (self.library or not is_library_wide(strategy))
 
     def totals(self, strategy: str) -> dict[str, int]:
         cells = [self.cells[(strategy, s)] for s in self.scenarios if (strategy, s) in self.cells]
@@ -128,7 +145,10 @@ class AuditResult:
                     elif c.mitigation is False:
                         out.append(f"oracle fails mitigation on {sid}: {c.reason}")
             t = self.totals(st)
-            if is_blind(st) and t["mitigation_pass"] > BLIND_MITIGATION_MAX * t["mitigation_applicable"]:
+            if (
+                self.rate_judged(st)
+                and t["mitigation_pass"] > BLIND_MITIGATION_MAX * t["mitigation_applicable"]
+            ):
                 passed = [s for s in self.scenarios if (c := self.cells.get((st, s))) and c.mitigation]
                 out.append(
                     f"{st} passes mitigation on {t['mitigation_pass']}/{t['mitigation_applicable']} faults "
@@ -139,7 +159,7 @@ class AuditResult:
                 s for s in self.scenarios if (c := self.cells.get((st, s))) and c.mitigation is not None
             ]
             hit = [s for s in faults if self.cells[(st, s)].diagnosis]
-            if is_blind(st) and len(hit) > BLIND_DIAGNOSIS_MAX * len(faults):
+            if self.rate_judged(st) and len(hit) > BLIND_DIAGNOSIS_MAX * len(faults):
                 out.append(
                     f"{st} passes diagnosis on {len(hit)}/{len(faults)} faults "
                     f"(more than {BLIND_DIAGNOSIS_MAX:.0%}): {', '.join(hit)}"
@@ -148,8 +168,14 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "library": self.library,
             "strategies": {
-                st: {"destructive": is_destructive(st), "blind": is_blind(st), **self.totals(st)}
+                st: {
+                    "destructive": is_destructive(st),
+                    "blind": is_blind(st),
+                    "rate_judged": self.rate_judged(st),
+                    **self.totals(st),
+                }
                 for st in self.strategies
             },
             "scenarios": {
@@ -226,7 +252,11 @@ def run_audit(
         share_prepared=True,
         on_record=(lambda rec, _s: on_record(rec)) if on_record else None,
     )
-    res = AuditResult(list(strategies), list(scenario_ids))
+    res = AuditResult(
+        list(strategies),
+        list(scenario_ids),
+        library=set(ScenarioRegistry.default().ids()) <= set(scenario_ids),
+    )
     from ..harness.runfolder import read_episodes
 
     records = {r.key: r for r in read_episodes(run_dir)} or {r.key: r for r in summary.records}

@@ -300,7 +300,11 @@ def audit_cmd(
                 s,
                 "destructive"
                 if is_destructive(s)
-                else ("blind" if is_blind(s) else ("reference" if is_judged(s) else "reported")),
+                else (
+                    ("blind" if res.rate_judged(s) else "blind (--all)")
+                    if is_blind(s)
+                    else ("reference" if is_judged(s) else "reported")
+                ),
                 f"{tot['diagnosis_pass']}/{n}",
                 f"{tot['mitigation_pass']}/{m}",
                 f"{tot['acted']}/{n}",

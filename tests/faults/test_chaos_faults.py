@@ -220,6 +220,51 @@ def test_stress_memory_without_limits_exhausts_the_node(chain: Cluster) -> None:
     healed(chain, 400)
 
 
+def test_stress_memory_without_limits_fails_where_the_node_is_full_not_before(chain: Cluster) -> None:
+    """Without a limit a container can take what the node has left: the node's own share and the
+    memory the other pods bound to it request. 80% of the node fits on a quiet node; with a
+    neighbour that requests 2Gi it does not, and the kernel's OOM killer ends the stressed
+    container."""
+    chain.container("c", lambda ct: ct["resources"].pop("limits"))
+    chain.advance(60)
+    obj = chaos(
+        "StressChaos",
+        "c-mem",
+        {"mode": "all", "selector": sel("c"), "stressors": {"memory": {"workers": 10, "size": "80%"}}},
+    )
+    inject(chain, obj)
+    chain.advance(120)
+    (st,) = chain.pods("c")[0]["status"]["containerStatuses"]
+    assert st["restartCount"] == 0 and "running" in st["state"]
+    node = chain.pods("c")[0]["spec"]["nodeName"]
+    neighbour = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "neighbour", "namespace": "chain"},
+        "spec": {
+            "nodeName": node,
+            "containers": [
+                {
+                    "name": "n",
+                    "image": "busybox:1.36",
+                    "command": ["sleep", "infinity"],
+                    "resources": {"requests": {"memory": "2Gi"}},
+                }
+            ],
+        },
+    }
+    chain.create(PODS, neighbour)
+    # a new pod of c, on the same node
+    chain.template("c", lambda t: t.__setitem__("nodeSelector", {"kubernetes.io/hostname": node}))
+    chain.advance(120)
+    (pod,) = chain.pods("c")
+    assert pod["spec"]["nodeName"] == node
+    st = pod["status"]["containerStatuses"][0]
+    assert st["restartCount"] >= 1
+    terminated = st.get("lastState", {}).get("terminated") or {}
+    assert terminated.get("reason") == "OOMKilled" and "System OOM" in terminated.get("message", "")
+
+
 def test_pod_kill_deletes_and_the_replicaset_recreates(chain: Cluster) -> None:
     before = {p["metadata"]["name"] for p in chain.pods("b")}
     inject(chain, chaos("PodChaos", "b-kill", {"action": "pod-kill", "mode": "one", "selector": sel("b")}))

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from itbench_agents.evaluation.spread import best_fixed_answers, fixed_answer_hits, fixed_answers
 from itbench_agents.scenario.audit import (
     ALL_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -22,8 +23,10 @@ from itbench_agents.scenario.audit import (
     chosen_strategies,
     is_blind,
     is_destructive,
+    is_library_wide,
     run_audit,
 )
+from itbench_agents.scenario.registry import ScenarioRegistry
 
 REPRESENTATIVE = [
     "sre/ad-scaled-to-zero-v1",
@@ -77,6 +80,22 @@ def test_a_blind_strategy_may_mitigate_at_most_five_percent() -> None:
     ]
 
 
+def test_the_constant_answers_rate_is_judged_on_the_whole_library_only() -> None:
+    """Its answer is the library's most common one: on a handful of scenarios its rate says only
+    how the handful was picked; over the library it is held to the 10% bar."""
+    sids = [f"sre/s{i}-v1" for i in range(10)]
+    res = AuditResult(["audit-constant-answer"], sids)
+    for i, sid in enumerate(sids):
+        res.cells[("audit-constant-answer", sid)] = Cell("submitted", i < 2, False)
+    assert not res.rate_judged("audit-constant-answer") and res.violations() == []
+    res.library = True
+    assert res.violations() == [
+        "audit-constant-answer passes diagnosis on 2/10 faults (more than 10%): sre/s0-v1, sre/s1-v1"
+    ]
+    # the other blind strategies are judged on any set
+    assert AuditResult(["audit-blanket-reset"], sids).rate_judged("audit-blanket-reset")
+
+
 def test_the_built_in_strategies() -> None:
     destructive = {s for s in DEFAULT_STRATEGIES if is_destructive(s)}
     assert destructive == {
@@ -87,7 +106,12 @@ def test_the_built_in_strategies() -> None:
         "audit-blind-telemetry",
     }
     assert {"noop", "oracle"} <= set(DEFAULT_STRATEGIES)
-    assert {"audit-blanket-reset", "audit-name-flag-file", "audit-newest-rollout"} <= set(DEFAULT_STRATEGIES)
+    assert {
+        "audit-blanket-reset",
+        "audit-name-flag-file",
+        "audit-newest-rollout",
+        "audit-constant-answer",
+    } <= set(DEFAULT_STRATEGIES)
     # by default the audit runs what it judges; the reported strategies run when asked for
     assert set(REPORTED_STRATEGIES) == {
         "audit-restart-all",
@@ -95,7 +119,6 @@ def test_the_built_in_strategies() -> None:
         "audit-alerting-root",
         "audit-change-detection",
         "audit-undo-changes",
-        "audit-constant-answer",
     }
     assert set(DEFAULT_STRATEGIES) | set(REPORTED_STRATEGIES) == set(ALL_STRATEGIES)
     assert not set(DEFAULT_STRATEGIES) & set(REPORTED_STRATEGIES)
@@ -175,7 +198,16 @@ def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResul
     assert blind
     for st in blind:
         assert audit.totals(st)["mitigation_pass"] == 0, st
-        assert not any(audit.cells[(st, s)].diagnosis for s in REPRESENTATIVE if "control" not in s), st
+        hits = {s for s in REPRESENTATIVE if audit.cells[(st, s)].diagnosis and "control" not in s}
+        if is_library_wide(st):
+            # the constant answer is right exactly where the library's strongest fixed answer is
+            # a correct diagnosis (evaluation/spread.py), and this sample holds three of those
+            reg = ScenarioRegistry.default()
+            best = {ns: entity for ns, (entity, _n) in best_fixed_answers(reg.all()).items()}
+            expected = {s for s in REPRESENTATIVE if best[reg.get(s).namespace] in fixed_answers(reg.get(s))}
+            assert hits == expected and len(expected) == 3, (st, hits, expected)
+            continue
+        assert not hits, st
         if st != "audit-blanket-reset":
             continue
         for sid in ("sre/ad-scaled-to-zero-v1", "sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"):
@@ -229,18 +261,14 @@ def test_the_newest_rollout_names_the_owner_of_the_newest_replicaset() -> None:
     assert agent.diagnose(None, "otel-demo", lambda e: None) == []
 
 
-def test_the_constant_answer_is_the_librarys_most_frequent_root_cause() -> None:
-    """What someone who read the public scenario files would answer every time."""
-    from collections import Counter
+def test_the_constant_answer_is_the_librarys_strongest_fixed_answer() -> None:
+    """What someone who read the public scenario files would answer every time: per app, the
+    entity that alone is a correct diagnosis on the most scenarios."""
+    from itbench_agents.agents.audit.strategies import ConstantAnswer
 
-    from itbench_agents.agents.audit.strategies import most_frequent_root_causes
-    from itbench_agents.scenario.registry import ScenarioRegistry
-
-    counts: dict[str, Counter[str]] = {}
-    for s in ScenarioRegistry.default().all():
-        for g in s.ground_truth.root_causes():
-            if g.name:
-                counts.setdefault(g.namespace or "", Counter())[f"{g.kind}/{g.name}"] += 1
-    answers = most_frequent_root_causes()
+    reg = ScenarioRegistry.default()
+    hits = fixed_answer_hits(reg.all())
     for ns in ("otel-demo", "hotel-reservation"):
-        assert counts[ns][answers[ns]] == max(counts[ns].values()), ns
+        [entity] = ConstantAnswer().diagnose(None, ns, lambda e: None)
+        assert entity.contributing_factor and entity.name.startswith(f"{ns}/")
+        assert hits[entity.name] == max(n for e, n in hits.items() if e.startswith(f"{ns}/")), ns

@@ -27,9 +27,10 @@ agent                       destructive   what it does
                                           touches nothing
 ``audit-newest-rollout``    blind         names the Deployment that owns the newest ReplicaSet;
                                           touches nothing
-``audit-constant-answer``   no            names the namespace's most frequent root cause in the
-                                          library, whatever happened; touches nothing (a blind
-                                          answer, reported for now)
+``audit-constant-answer``   blind         names the namespace's strongest fixed answer in the
+                                          library (the entity that alone is a correct diagnosis
+                                          of the most scenarios), whatever happened; touches
+                                          nothing (judged over the whole library only)
 ``audit-blanket-reset``     blind         no diagnosis; resets everything that looks like a
                                           fault: every flagd flag off (flagd restarted), every
                                           Chaos Mesh object, ResourceQuota and deny-style
@@ -74,6 +75,9 @@ class Strategy:
     """An answer without understanding: judged by rate (``scenario/audit.py``: at most 5% of the
     faults mitigated, 10% of the scenarios diagnosed), since a blanket answer can be right now and
     then."""
+    library_wide: bool = False
+    """Its answer comes from the library's own statistics, so its rate means something over the
+    whole library only: on a subset the audit reports it, it judges it on ``--all``."""
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -108,12 +112,12 @@ STRATEGIES: dict[str, Strategy] = {
             "name the owner of the newest ReplicaSet (the last rollout) as the root cause",
             blind=True,
         ),
-        # a blind answer, reported (not judged) for now: the library's most frequent root cause
-        # is right on 8 of the 81 faults, just under the 10% bar (its root causes need spreading wider)
         Strategy(
             "audit-constant-answer",
             False,
-            "name the library's most frequent root cause of the namespace, whatever happened",
+            "name the namespace's strongest fixed answer in the library, whatever happened",
+            blind=True,
+            library_wide=True,
         ),
     )
 }
@@ -490,39 +494,24 @@ class NewestRollout(AuditAgent):
         return [_entity(ns, "Deployment", max(owned)[2])]
 
 
-def most_frequent_root_causes() -> dict[str, str]:
-    """Per namespace, the ``Kind/name`` that is a root cause in the most scenarios of the public
-    library (ties: the first in name order): what someone who studied the scenario files would
-    answer every time."""
-    import collections
+def strongest_fixed_answers() -> dict[str, str]:
+    """Per namespace, the entity (``Kind/name``, ``#key`` for a configuration key) that alone is a
+    correct diagnosis on the most scenarios of the library (``evaluation/spread.py``; ties: the
+    first in name order): what someone who studied the scenario files would answer every time."""
+    from ...evaluation.spread import best_fixed_answers
+    from ...scenario.registry import ScenarioRegistry
 
-    import yaml
-
-    from ...paths import scenarios_dir
-
-    counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for path in sorted((scenarios_dir() / "sre").glob("*.yaml")):
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        named = {
-            (g.get("namespace") or "", f"{g.get('kind')}/{g.get('name')}")
-            for g in (doc.get("ground_truth") or {}).get("groups") or []
-            if g.get("root_cause") and g.get("name") and g.get("kind")
-        }
-        for ns, entity in named:
-            counts[ns][entity] += 1
-    return {ns: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for ns, c in counts.items() if c}
+    best = best_fixed_answers(ScenarioRegistry.default().all())
+    return {ns: entity.split("/", 1)[1] for ns, (entity, _n) in best.items()}
 
 
 class ConstantAnswer(AuditAgent):
-    """The same answer every time: the namespace's most frequent root cause in the library."""
+    """The same answer every time: the namespace's strongest fixed answer in the library."""
 
     name = "audit-constant-answer"
 
     def diagnose(self, ctx: Any, ns: str, events: EventSink) -> list[DiagnosisEntity]:
-        answer = most_frequent_root_causes().get(ns)
+        answer = strongest_fixed_answers().get(ns)
         if answer is None:
             return []
         kind, name = answer.split("/", 1)

@@ -227,7 +227,7 @@ def decide(
         fatal = _fatal_dependency(inp, pod, container, env.env)
         if fatal is not None:
             return fatal
-    oom = _memory_verdict(inp, pod, container, start, now)
+    oom = _memory_verdict(inp, pod, container, start, now, node)
     if oom is not None:
         return oom
     kill = _chaos_kill(inp, pod, container, start)
@@ -367,8 +367,37 @@ def _reachable(view: ClusterView, host: str, port: int) -> bool:
     return any(is_ready(p) for p in view.select(sel))
 
 
+NODE_SYSTEM_SHARE = 0.1
+"""What a node's own processes (OS, kubelet, container runtime) use of its memory, as its
+``node_memory_MemAvailable_bytes`` shows it."""
+
+
+def _node_memory(node: Obj | None) -> float:
+    cap = ((node or {}).get("status") or {}).get("capacity") or {}
+    return parse_quantity(cap.get("memory") or "16Gi")
+
+
+def _node_memory_used_by_others(view: ClusterView, pod: Obj, node: Obj | None) -> float:
+    """The node's own share plus the memory the other pods bound to it request (a container
+    without a memory limit can take what is left, and the kernel's OOM killer ends it there)."""
+    name = ((node or {}).get("metadata") or {}).get("name") or (pod.get("spec") or {}).get("nodeName")
+    from ..app.cluster import PODS
+
+    uid = pod.get("metadata", {}).get("uid")
+    others = 0.0
+    for other in view.store.list(PODS):
+        spec = other.get("spec") or {}
+        if spec.get("nodeName") != name or other["metadata"].get("uid") == uid:
+            continue
+        if (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for c in spec.get("containers") or []:
+            others += quantity(((c.get("resources") or {}).get("requests") or {}).get("memory")) or 0.0
+    return NODE_SYSTEM_SHARE * _node_memory(node) + others
+
+
 def _memory_verdict(
-    inp: VerdictInputs, pod: Obj, container: Obj, start: float, now: float
+    inp: VerdictInputs, pod: Obj, container: Obj, start: float, now: float, node: Obj | None = None
 ) -> ContainerVerdict | None:
     lim = (container.get("resources") or {}).get("limits") or {}
     limit = quantity(lim.get("memory"))
@@ -382,8 +411,12 @@ def _memory_verdict(
     if script_growth:
         growth, delay = growth + script_growth, script_delay
     if limit is None:
-        node_mem = 16 * 2**30
-        if base + extra > 0.9 * node_mem:
+        node_mem = _node_memory(node)
+        # the rest of the node is only counted where this container alone could come close
+        if (
+            base + extra > 0.5 * node_mem
+            and base + extra + _node_memory_used_by_others(inp.view, pod, node) > node_mem
+        ):
             return ContainerVerdict(
                 exit_after_s=max(1.0, chaos_start - start + 5.0),
                 exit_code=137,
