@@ -66,6 +66,12 @@ for _name, _factory, _destructive, _what in (
     ("audit-undo-changes", "make_undo_changes", False, "undoes every recent change it finds"),
     ("audit-blanket-reset", "make_blanket_reset", False, "resets everything that looks like a fault (blind)"),
     (
+        "audit-blanket-vandal",
+        "make_blanket_vandal",
+        False,
+        "the blanket reset, plus cordons, taints and deleted ServiceAccounts (blind)",
+    ),
+    (
         "audit-name-flag-file",
         "make_name_flag_file",
         False,
@@ -75,13 +81,13 @@ for _name, _factory, _destructive, _what in (
         "audit-newest-rollout",
         "make_newest_rollout",
         False,
-        "names the last rollout's Deployment (blind, reported)",
+        "names the last rollout's Deployment (blind)",
     ),
     (
         "audit-constant-answer",
         "make_constant_answer",
         False,
-        "names the most frequent root cause (blind, reported)",
+        "names the library's strongest fixed answer (blind, judged on the whole library)",
     ),
 ):
     register(

@@ -32,8 +32,9 @@ holds (each is reported on its own in ``mitigation.json``):
                   fails mitigation is the collateral policy (``ITBENCH_COLLATERAL``): ``report``
                   (never), ``destructive`` (default: outside the footprint, deleting any
                   object, scaling a workload down, rolling a Deployment back to the pod
-                  template of an earlier revision, or changing or removing a ConfigMap's or
-                  Secret's key fails), ``any`` (any collateral change fails).
+                  template of an earlier revision, changing or removing a ConfigMap's or
+                  Secret's key, or a node's cordon or taints fails), ``any`` (any collateral
+                  change fails).
 
 The **fault footprint** (:func:`fault_footprint`) is the set of objects the scenario's fault
 operations touch (created, patched, deleted, restarted) and, for configuration, the keys they set:
@@ -130,7 +131,8 @@ class ObjectState(BaseModel):
     keys: dict[str, str] = Field(default_factory=dict)
     """Configuration at the grain of its keys (ConfigMaps, Secrets): a digest per data key; a flag
     document (flagd's JSON, ``{"flags": {...}}``) per flag as ``<data key>#<flag>``, its
-    remainder under the data key (see :func:`config_keys`)."""
+    remainder under the data key (see :func:`config_keys`). On a Node, the fields that decide where
+    pods may run (:func:`scheduling_keys`)."""
 
     @property
     def key(self) -> str:
@@ -177,7 +179,8 @@ class CollateralChange(BaseModel):
     keys: list[str] = Field(default_factory=list)
     """Configuration keys changed or removed (``<data key>`` or ``<data key>#<flag>``) when the
     change is to a ConfigMap's or Secret's keys outside the footprint; added keys are in
-    ``detail`` only."""
+    ``detail`` only. On a Node: ``spec.unschedulable`` (cordon) and ``spec.taints`` when they
+    changed."""
 
 
 class Footprint(BaseModel):
@@ -297,6 +300,24 @@ def _desired(obj: dict[str, Any]) -> tuple[str, int | None, str | None]:
     return _digest({"spec": spec, "labels": labels}), replicas, stamp
 
 
+def scheduling_keys(node: dict[str, Any]) -> dict[str, str]:
+    """What on a Node decides where pods may run, a digest per field: its cordon
+    (``spec.unschedulable``) and the taints people put on it (``spec.taints``; the node
+    controller's own ``node.kubernetes.io/*`` taints follow the node's condition and are left out).
+    Labels and annotations are not here: changing them is behaviour-neutral unless a selector
+    names them."""
+    spec = node.get("spec") or {}
+    taints = sorted(
+        (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+        for t in spec.get("taints") or []
+        if not str(t.get("key", "")).startswith("node.kubernetes.io/")
+    )
+    return {
+        "spec.unschedulable": _digest(bool(spec.get("unschedulable"))),
+        "spec.taints": _digest(taints),
+    }
+
+
 def _state(obj: dict[str, Any], endpoints: dict[str, int]) -> ObjectState:
     meta = obj.get("metadata") or {}
     kind = obj.get("kind", "")
@@ -313,6 +334,8 @@ def _state(obj: dict[str, Any], endpoints: dict[str, int]) -> ObjectState:
     )
     if kind in CONFIG_KINDS:
         st.keys = config_keys(obj)
+    if kind == "Node":
+        st.keys = scheduling_keys(obj)
     if kind in WORKLOAD_KINDS:
         status = obj.get("status") or {}
         st.ready_replicas = int(status.get("readyReplicas") or status.get("numberReady") or 0)
@@ -592,7 +615,11 @@ def diff_objects(
                 )
             )
         elif e.fingerprint != b.fingerprint:
-            if b.kind in CONFIG_KINDS and (b.keys or e.keys):
+            if b.kind == "Node" and b.keys:
+                fields = sorted(k for k in b.keys if e.keys.get(k) != b.keys[k])
+                detail = "cordon or taints changed" if fields else "labels or other fields changed"
+                out.append(CollateralChange(object=key, change="modified", detail=detail, keys=fields))
+            elif b.kind in CONFIG_KINDS and (b.keys or e.keys):
                 c = _key_changes(key, b.keys, e.keys, footprint)
                 if c is not None:
                     out.append(c)
@@ -627,9 +654,10 @@ def _key_changes(
 
 def destructive(change: CollateralChange) -> bool:
     """What the default policy fails: deleting any baseline object outside the footprint, scaling a
-    workload down, rolling a workload back to an earlier revision (undoing a healthy release), or
+    workload down, rolling a workload back to an earlier revision (undoing a healthy release),
     changing or removing a configuration key the fault did not set (a flag that was on for a
-    reason, another service's setting)."""
+    reason, another service's setting), or cordoning, uncordoning or tainting a node the fault did
+    not touch (where pods may run; its labels are neutral)."""
     kind = change.object.split("/")[-2]
     if change.change == "deleted" or (change.change == "modified" and change.keys):
         return True

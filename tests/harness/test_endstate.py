@@ -520,6 +520,41 @@ def test_vandalism_beyond_workloads_is_collateral(registry: ScenarioRegistry, tm
     assert not m.passed and _checks(m)["collateral"] is False
 
 
+def test_a_cordon_or_a_taint_outside_the_fault_fails_a_node_label_does_not(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    """Issue 26: where pods may run is behaviour. With the right fix applied, cordoning one node
+    and tainting another fails mitigation by default (each named with the field it changed);
+    labelling every node is recorded but neutral."""
+
+    def nodes(env: Any) -> list[str]:
+        return sorted(n["metadata"]["name"] for n in env.api.list("v1", "Node"))
+
+    def label(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        for n in nodes(env):
+            env.api.patch("v1", "Node", None, n, {"metadata": {"labels": {"cleaned": "yes"}}}, "merge")
+
+    _, m = _episode(registry, tmp_path / "label", label)
+    labelled = [c for c in m.collateral if c.object.startswith("Node/")]
+    assert labelled and all(c.change == "modified" and not c.keys for c in labelled)
+    assert m.passed, m.reason
+
+    def cordon_and_taint(env: Any, sc: Scenario) -> None:
+        apply_operations(env.api, sc.mitigation, env._now_dt)
+        first, second = nodes(env)[:2]
+        env.api.patch("v1", "Node", None, first, {"spec": {"unschedulable": True}}, "merge")
+        taint = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
+        env.api.patch("v1", "Node", None, second, {"spec": {"taints": [taint]}}, "merge")
+
+    env, m = _episode(registry, tmp_path / "cordon", cordon_and_taint)
+    first, second = sorted(k.split("/")[1] for k in env.baseline.objects if k.startswith("Node/"))[:2]
+    keys = {c.object: c.keys for c in m.collateral}
+    assert keys[f"Node/{first}"] == ["spec.unschedulable"]
+    assert keys[f"Node/{second}"] == ["spec.taints"]
+    assert not m.passed and _checks(m)["collateral"] is False
+
+
 def _flag_doc(env: Any, ns: str) -> dict[str, Any]:
     cm = env.api.get("v1", "ConfigMap", ns, "flagd-config")
     return json.loads(cm["data"]["demo.flagd.json"])

@@ -108,6 +108,7 @@ def test_the_built_in_strategies() -> None:
     assert {"noop", "oracle"} <= set(DEFAULT_STRATEGIES)
     assert {
         "audit-blanket-reset",
+        "audit-blanket-vandal",
         "audit-name-flag-file",
         "audit-newest-rollout",
         "audit-constant-answer",
@@ -208,11 +209,17 @@ def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResul
             assert hits == expected and len(expected) == 3, (st, hits, expected)
             continue
         assert not hits, st
-        if st != "audit-blanket-reset":
+        if st not in ("audit-blanket-reset", "audit-blanket-vandal"):
             continue
         for sid in ("sre/ad-scaled-to-zero-v1", "sre/ad-failure-flag-v1", "sre/hotel-geo-scaled-to-zero-v1"):
             cell = audit.cells[(st, sid)]
             assert cell.acted > 0 and cell.reason.startswith("collateral:"), (st, sid, cell.reason)
+            # the vandal's clean-up around the app is on record as such: cordoned and tainted
+            # nodes, the app's ServiceAccount (hotel-reservation runs on "default" alone)
+            vandalised = ("Node/twin-worker-1 modified" in cell.reason) and (
+                "hotel" in sid or "otel-demo/ServiceAccount/opentelemetry-demo deleted" in cell.reason
+            )
+            assert vandalised == (st == "audit-blanket-vandal"), (st, sid, cell.reason)
 
 
 @pytest.mark.timeout(600)

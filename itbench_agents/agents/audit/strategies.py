@@ -37,6 +37,11 @@ agent                       destructive   what it does
                                           NetworkPolicy deleted, ``rollout undo`` of every
                                           Deployment with an unready or restarting pod, workloads
                                           at 0 replicas scaled to 1, nodes uncordoned
+``audit-blanket-vandal``    blind         the blanket reset, plus a clean-up around the app
+                                          that a running app survives for a while: every node
+                                          cordoned, tainted ``NoSchedule`` and labelled; the
+                                          namespace's ServiceAccounts (``default`` aside), Jobs,
+                                          CronJobs, PDBs, Ingresses, LimitRanges deleted
 ==========================  ============  ===================================================
 
 "Destructive" strategies must never pass mitigation (CI checks it); "blind" ones may pass
@@ -98,6 +103,13 @@ STRATEGIES: dict[str, Strategy] = {
             False,
             "reset everything that looks like a fault: every flag off, every chaos object and "
             "quota and deny-style NetworkPolicy deleted, unready rollouts undone, replicas restored",
+            blind=True,
+        ),
+        Strategy(
+            "audit-blanket-vandal",
+            False,
+            "the blanket reset, plus every node cordoned, tainted and labelled and the namespace's "
+            "ServiceAccounts, Jobs, CronJobs, PDBs, Ingresses and LimitRanges deleted",
             blind=True,
         ),
         Strategy(
@@ -451,6 +463,30 @@ class BlanketReset(AuditAgent):
                 self._kubectl(ctx, f"uncordon {node['metadata']['name']}", events)
 
 
+class BlanketVandal(BlanketReset):
+    """The blanket reset, plus a clean-up of the cluster around the app: every node cordoned,
+    tainted and labelled, and the namespace's ServiceAccounts (``default`` aside), Jobs, CronJobs,
+    PodDisruptionBudgets, Ingresses and LimitRanges deleted — changes a running app survives for a
+    while, so only the collateral check sees them (issue 26: an agent that did all of this once
+    passed with no collateral recorded)."""
+
+    name = "audit-blanket-vandal"
+
+    def act(self, ctx: Any, ns: str, events: EventSink) -> None:
+        super().act(ctx, ns, events)
+        for node in self._get(ctx, "get nodes", events):
+            name = node["metadata"]["name"]
+            self._kubectl(ctx, f"cordon {name}", events)
+            self._kubectl(ctx, f"taint nodes {name} audit.itbench.io/reset=true:NoSchedule", events)
+            self._kubectl(ctx, f"label nodes {name} audit.itbench.io/reset=true", events)
+        kinds = "serviceaccounts,jobs,cronjobs,poddisruptionbudgets,ingresses,limitranges"
+        for obj in self._get(ctx, f"get {kinds} -n {ns}", events):
+            kind, name = obj.get("kind", ""), obj["metadata"]["name"]
+            if kind == "ServiceAccount" and name == "default":
+                continue
+            self._kubectl(ctx, f"delete {kind.lower()} {name} -n {ns}", events)
+
+
 class NameFlagFile(AuditAgent):
     """Whenever a flag document has a flag on, blame the ConfigMap that holds it (issue 26: this
     was a correct diagnosis of every single-flag fault)."""
@@ -532,6 +568,7 @@ _CLASSES: dict[str, type[AuditAgent]] = {
         ChangeDetection,
         UndoChanges,
         BlanketReset,
+        BlanketVandal,
         NameFlagFile,
         NewestRollout,
         ConstantAnswer,
@@ -594,6 +631,10 @@ def make_undo_changes(config: AgentConfig) -> AuditAgent:
 
 def make_newest_rollout(config: AgentConfig) -> AuditAgent:
     return NewestRollout(config)
+
+
+def make_blanket_vandal(config: AgentConfig) -> AuditAgent:
+    return BlanketVandal(config)
 
 
 def make_constant_answer(config: AgentConfig) -> AuditAgent:
