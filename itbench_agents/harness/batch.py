@@ -2,19 +2,30 @@
 
 The parent process is the only writer of ``episodes.jsonl``; workers (``spawn``ed processes when
 ``concurrency > 1``, the parent itself otherwise) run whole episodes and return their records.
+
+Interrupts: Ctrl-C (SIGINT) or SIGTERM stops the batch. No new episode starts; the episodes in
+flight end where they are (their environments torn down: the exception runs their clean-up, and
+worker processes that do not end within :data:`STOP_GRACE_S` are killed) and are *not* recorded,
+so a resumed run (the same command and run folder, or ``itbench run --resume``) runs them again.
+:func:`run_batch` then raises :class:`BatchInterrupted` with what it recorded before.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import multiprocessing
+import os
+import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from ..scenario.registry import ScenarioRegistry
 from .episode import EpisodeSpec, _utc, run_episode, trial_seed
@@ -90,6 +101,50 @@ class BatchSummary:
             self.errors += 1
 
 
+STOP_GRACE_S = 10.0
+"""How long interrupted worker processes get to tear their episodes down before they are killed."""
+
+
+class Interrupted(BaseException):
+    """Raised by the signal handlers of :func:`interrupt_on_signals` (a BaseException, like
+    KeyboardInterrupt: no ``except Exception`` on the way may swallow it)."""
+
+
+class BatchInterrupted(Exception):
+    """The batch was stopped by a signal; ``summary`` holds what was recorded before."""
+
+    def __init__(self, summary: BatchSummary) -> None:
+        super().__init__(f"interrupted after {summary.ran} episode(s)")
+        self.summary = summary
+
+
+STOPPING = (KeyboardInterrupt, Interrupted)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    os._exit(128 + signum)
+
+
+def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread, once; a second signal is
+    ignored (the clean-up the first one started runs on) or, with ``second_exits``, ends the
+    process at once. Returns a function that puts the previous handlers back."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+    def first(signum: int, frame: FrameType | None) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _exit_now if second_exits else signal.SIG_IGN)
+        raise Interrupted(signal.Signals(signum).name)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, first)
+    return restore
+
+
 def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
     return crash_record(spec, f"worker crashed: {type(exc).__name__}: {exc}")
 
@@ -97,6 +152,8 @@ def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
 def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
     try:
         return run_episode(spec)
+    except STOPPING:
+        raise  # not the episode's fault: the batch stops and does not record it
     except BaseException as e:  # noqa: BLE001 - run_episode should not raise; be sure anyway
         traceback.print_exc()
         return _crash_record(spec, e)
@@ -108,9 +165,41 @@ def _safe_run_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
         return [_safe_run(unit[0])]
     try:
         return run_shared(unit)
+    except STOPPING:
+        raise
     except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
         traceback.print_exc()
         return [_crash_record(s, e) for s in unit]
+
+
+def _worker_init() -> None:
+    interrupt_on_signals()
+
+
+def _worker_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
+    """A worker process's unit: interrupted, it ends once the episode's clean-up has run (the
+    pool would otherwise hand it the next unit)."""
+    try:
+        return _safe_run_unit(unit)
+    except STOPPING:
+        sys.stderr.flush()
+        os._exit(130)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started, ask the workers to stop (SIGTERM: their episodes tear down),
+    and kill those still there after :data:`STOP_GRACE_S`."""
+    procs: list[Any] = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
@@ -162,53 +251,70 @@ def run_batch(
                     summary.stopped_early = True
                     break
             return summary
-        ctx = _mp_context()
-        queue = list(units)
-        stop = False
-        while queue and not stop:
-            # a worker that dies (OOM kill, segfault) breaks the pool: its episodes are recorded as
-            # harness errors and a fresh pool takes the rest of the queue
-            ran_before = summary.ran
-            with ProcessPoolExecutor(max_workers=concurrency, mp_context=ctx) as pool:
-                pending: dict[Future[list[EpisodeRecord]], list[EpisodeSpec]] = {}
-                broken = False
-                while (queue or pending) and not broken:
-                    while queue and not stop and len(pending) < concurrency:
-                        unit = queue.pop(0)
-                        try:
-                            pending[pool.submit(_safe_run_unit, unit)] = unit
-                        except BrokenProcessPool:
-                            queue.insert(0, unit)
-                            broken = True
-                            break
-                    if not pending:
-                        break
-                    finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        unit = pending.pop(fut)
-                        try:
-                            recs = fut.result()
-                        except BaseException as e:  # noqa: BLE001 - a worker process died
-                            broken = broken or isinstance(e, BrokenProcessPool)
-                            recs = [_crash_record(s, e) for s in unit]
-                        if any([finish(rec) for rec in recs]):
-                            stop = True
-                            summary.stopped_early = True
-                    if stop:
-                        queue.clear()
-                if broken:
-                    for fut, unit in pending.items():
-                        fut.cancel()
-                        for s in unit:
-                            finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
-                    if not pending and queue and summary.ran == ran_before:
-                        # the pool broke before running anything: never loop forever
-                        for s in queue.pop(0):
-                            finish(_crash_record(s, BrokenProcessPool("cannot start worker processes")))
-                    pending.clear()
-        return summary
+        return _run_pool(units, concurrency, summary, finish)
+    except STOPPING:
+        raise BatchInterrupted(summary) from None
     finally:
         log.close()
+
+
+def _run_pool(
+    units: list[list[EpisodeSpec]],
+    concurrency: int,
+    summary: BatchSummary,
+    finish: Callable[[EpisodeRecord], bool],
+) -> BatchSummary:
+    """The batch on ``concurrency`` worker processes (see :func:`run_batch`)."""
+    ctx = _mp_context()
+    queue = list(units)
+    stop = False
+    while queue and not stop:
+        # a worker that dies (OOM kill, segfault) breaks the pool: its episodes are recorded as
+        # harness errors and a fresh pool takes the rest of the queue
+        ran_before = summary.ran
+        pool = ProcessPoolExecutor(max_workers=concurrency, mp_context=ctx, initializer=_worker_init)
+        try:
+            pending: dict[Future[list[EpisodeRecord]], list[EpisodeSpec]] = {}
+            broken = False
+            while (queue or pending) and not broken:
+                while queue and not stop and len(pending) < concurrency:
+                    unit = queue.pop(0)
+                    try:
+                        pending[pool.submit(_worker_unit, unit)] = unit
+                    except BrokenProcessPool:
+                        queue.insert(0, unit)
+                        broken = True
+                        break
+                if not pending:
+                    break
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    unit = pending.pop(fut)
+                    try:
+                        recs = fut.result()
+                    except BaseException as e:  # noqa: BLE001 - a worker process died
+                        broken = broken or isinstance(e, BrokenProcessPool)
+                        recs = [_crash_record(s, e) for s in unit]
+                    if any([finish(rec) for rec in recs]):
+                        stop = True
+                        summary.stopped_early = True
+                if stop:
+                    queue.clear()
+            if broken:
+                for fut, unit in pending.items():
+                    fut.cancel()
+                    for s in unit:
+                        finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
+                if not pending and queue and summary.ran == ran_before:
+                    # the pool broke before running anything: never loop forever
+                    for s in queue.pop(0):
+                        finish(_crash_record(s, BrokenProcessPool("cannot start worker processes")))
+                pending.clear()
+        except STOPPING:
+            _stop_pool(pool)
+            raise
+        pool.shutdown(wait=True)
+    return summary
 
 
 def start_run(

@@ -79,7 +79,12 @@ def run_cmd(
     ] = None,
     scenario: Annotated[
         list[str] | None,
-        typer.Option("--scenario", "-s", help="scenario id or glob (repeatable)", envvar="ITBENCH_SCENARIO"),
+        typer.Option(
+            "--scenario",
+            "-s",
+            help="scenario id or glob (repeatable); with --suite, narrows it",
+            envvar="ITBENCH_SCENARIO",
+        ),
     ] = None,
     tag: Annotated[
         list[str] | None,
@@ -245,8 +250,8 @@ def run_cmd(
     from ..agents.registry import UnknownAgentError, entry
     from ..agents.sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
-    from ..scenario.registry import ScenarioRegistry, UnknownScenarioError
-    from .batch import done_keys, new_run_id, run_batch, start_run
+    from ..scenario.registry import ScenarioRegistry, ScenarioSelectionError, UnknownScenarioError
+    from .batch import BatchInterrupted, done_keys, interrupt_on_signals, new_run_id, run_batch, start_run
     from .progress import BatchProgress
     from .records import AgentSpec, RunConfig
     from .runfolder import RunFolderError, read_manifest
@@ -337,7 +342,7 @@ def run_cmd(
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
         manifest, episodes, resumed = start_run(folder, config, registry)
-    except (UnknownScenarioError, UnknownAgentError, RunFolderError) as e:
+    except (UnknownScenarioError, ScenarioSelectionError, UnknownAgentError, RunFolderError) as e:
         raise _fail(str(e)) from None
     console.print(
         f"{'resuming' if resumed else 'run'} {manifest.run_id}: {len(episodes)} episodes "
@@ -349,15 +354,28 @@ def run_cmd(
         console.print(f"[bold yellow]WARNING[/]: {unsandboxed}", highlight=False)
     done = done_keys(folder, retry_errors)
     already = sum(1 for e in episodes if e.key in done)
-    with BatchProgress(console, total=len(episodes), completed=already) as progress:
-        summary = run_batch(
-            folder,
-            episodes,
-            concurrency=concurrency,
-            fail_fast=fail_fast,
-            retry_errors=retry_errors,
-            on_record=progress.update,
+    restore_signals = interrupt_on_signals(second_exits=True)  # Ctrl-C, SIGTERM: stop, resume later
+    try:
+        with BatchProgress(console, total=len(episodes), completed=already) as progress:
+            summary = run_batch(
+                folder,
+                episodes,
+                concurrency=concurrency,
+                fail_fast=fail_fast,
+                retry_errors=retry_errors,
+                on_record=progress.update,
+            )
+    except BatchInterrupted as e:
+        left = len(episodes) - already - e.summary.ran
+        console.print(
+            f"interrupted: {e.summary.ran} episode(s) recorded this time, {left} not run (those in "
+            f"flight were stopped and are not recorded). Resume with: itbench run --resume {folder}",
+            highlight=False,
+            soft_wrap=True,
         )
+        raise typer.Exit(130) from None
+    finally:
+        restore_signals()
     console.print(
         f"done: {summary.ran} ran, {summary.skipped} already done; diagnosis {summary.diagnosis_pass}/{summary.ran}, "
         f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}"

@@ -269,11 +269,18 @@ def audit_cmd(
         if not as_json and err.is_terminal:
             err.print(f"[{done}/{total}] {rec.agent} {rec.scenario_id}: {rec.termination}", highlight=False)
 
+    from ..harness.batch import BatchInterrupted, interrupt_on_signals
+
+    restore_signals = interrupt_on_signals(second_exits=True)
     try:
         res = run_audit(
             [s.id for s in scenarios], strategies, folder, jobs=jobs, history_s=history_s, on_record=progress
         )
+    except BatchInterrupted as e:
+        err.print(f"interrupted after {e.summary.ran} of {total} episode(s): no verdict", highlight=False)
+        raise typer.Exit(130) from None
     finally:
+        restore_signals()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     if as_json:

@@ -30,6 +30,10 @@ class UnknownScenarioError(KeyError):
         return str(self.args[0])
 
 
+class ScenarioSelectionError(ValueError):
+    """A selection that contradicts itself (an id outside the suite it is meant to narrow)."""
+
+
 class ScenarioRegistry:
     def __init__(self, scenarios: Iterable[Scenario], files: dict[str, Path] | None = None) -> None:
         self._by_id: dict[str, Scenario] = {}
@@ -113,8 +117,9 @@ class ScenarioRegistry:
         tags: Iterable[str] = (),
         include_controls: bool = True,
     ) -> list[Scenario]:
-        """Scenarios matching any of ``ids`` (exact ids or globs) and/or a ``suite`` (persona or
-        ``persona:tag``), filtered to those carrying every tag in ``tags``."""
+        """Scenarios matching any of ``ids`` (exact ids or globs), or in a ``suite`` (persona or
+        ``persona:tag``); with both, ``ids`` narrow the suite (an id outside it is an error, a glob
+        keeps what falls inside it); then those carrying every tag in ``tags``."""
         chosen: dict[str, Scenario] = {}
         ids = list(ids)
         for q in ids:
@@ -135,9 +140,21 @@ class ScenarioRegistry:
             persona, _, tag = suite.partition(":")
             if persona not in PERSONAS:
                 raise UnknownScenarioError(suite, [p for p in PERSONAS if p.startswith(persona[:1])])
-            for s in self.all():
-                if s.persona == persona and (not tag or tag in s.tags):
-                    chosen[s.id] = s
+            in_suite = {s.id: s for s in self.all() if s.persona == persona and (not tag or tag in s.tags)}
+            if ids:
+                outside = [
+                    q for q in ids if not any(ch in q for ch in "*?[") and self.get(q).id not in in_suite
+                ]
+                if outside:
+                    raise ScenarioSelectionError(
+                        f"{', '.join(repr(q) for q in outside)} not in suite {suite!r}: --scenario narrows "
+                        "--suite (drop --suite to run scenarios of any suite)"
+                    )
+                chosen = {k: v for k, v in chosen.items() if k in in_suite}
+                if not chosen:
+                    raise ScenarioSelectionError(f"no scenario of suite {suite!r} matches {', '.join(ids)}")
+            else:
+                chosen = in_suite
         if not ids and not suite:
             chosen = {s.id: s for s in self.all()}
         want = set(tags)

@@ -10,7 +10,7 @@ import pytest
 
 from itbench_agents.scenario.complexity import bucket_for, complexity_score
 from itbench_agents.scenario.loader import ScenarioLoadError, load_scenario, parse_scenario
-from itbench_agents.scenario.registry import ScenarioRegistry, UnknownScenarioError
+from itbench_agents.scenario.registry import ScenarioRegistry, ScenarioSelectionError, UnknownScenarioError
 from itbench_agents.scenario.spec import FlagOp, PatchOp
 
 GOOD = """\
@@ -140,6 +140,13 @@ def test_registry_lookup_suggestions_globs_and_suites(tmp_path: Path) -> None:
     assert [s.id for s in reg.select(suite="sre", tags=["k8s"])] == ["sre/other-fault-v1"]
     with pytest.raises(UnknownScenarioError):
         reg.select(ids=["sre/zzz-*"])
+    # --scenario narrows --suite (issue 27: it was a silent union that ran the whole suite)
+    assert [s.id for s in reg.select(ids=["sre/other-fault-v1"], suite="sre")] == ["sre/other-fault-v1"]
+    assert [s.id for s in reg.select(ids=["sre/*-fault-v1"], suite="sre:k8s")] == ["sre/other-fault-v1"]
+    with pytest.raises(ScenarioSelectionError, match="'sre/demo-fault-v1' not in suite 'sre:k8s'"):
+        reg.select(ids=["sre/demo-fault-v1"], suite="sre:k8s")
+    with pytest.raises(ScenarioSelectionError, match="no scenario of suite 'sre:k8s' matches sre/demo-\\*"):
+        reg.select(ids=["sre/demo-*"], suite="sre:k8s")
     (tmp_path / "sre" / "c.yaml").write_text(GOOD)
     with pytest.raises(ScenarioLoadError, match="duplicate id"):
         ScenarioRegistry.from_dir(tmp_path)

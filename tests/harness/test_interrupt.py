@@ -1,0 +1,105 @@
+"""Stopping a run as users do (issue 27): Ctrl-C or SIGTERM on a real ``itbench run``.
+
+The first signal stops the batch within seconds at any concurrency, records none of the episodes
+in flight (not as the agent's error, not as the harness's), says how to resume and exits 130; the
+resumed run runs exactly what is left, and nothing of the first run is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SCENARIOS = [
+    "sre/ad-scaled-to-zero-v1",
+    "sre/cart-failure-flag-v1",
+    "sre/payment-failure-flag-v1",
+    "sre/frontend-http-delay-v1",
+]
+ITBENCH = [sys.executable, "-m", "itbench_agents.cli"]
+
+
+def _start(run_dir: Path, concurrency: int) -> subprocess.Popen[str]:
+    args = [x for sid in SCENARIOS for x in ("--scenario", sid)]
+    return subprocess.Popen(
+        [*ITBENCH, "run", *args, "--agent", "noop", "--concurrency", str(concurrency)]
+        + ["--no-report", "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+
+
+def _records(run_dir: Path) -> list[dict[str, object]]:
+    path = run_dir / "episodes.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _group_gone(pgid: int, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _wait_started(run_dir: Path, proc: subprocess.Popen[str], within_s: float = 120) -> None:
+    """Until an episode folder exists: the batch is running episodes."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if (run_dir / "episodes").exists() and any((run_dir / "episodes").iterdir()):
+            return
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        time.sleep(0.1)
+    raise AssertionError("no episode started")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("concurrency", "how"), [(2, "ctrl-c"), (1, "sigterm")])
+def test_a_signal_stops_the_run_and_the_same_run_resumes(tmp_path: Path, concurrency: int, how: str) -> None:
+    run_dir = tmp_path / "run"
+    proc = _start(run_dir, concurrency)
+    _wait_started(run_dir, proc)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends the foreground job
+    else:
+        proc.send_signal(signal.SIGTERM)  # the process alone (a scheduler, `kill`)
+    out, _ = proc.communicate(timeout=60)
+    stopped_s = time.monotonic() - t0
+    assert proc.returncode == 130, out[-3000:]
+    assert stopped_s < 30, stopped_s
+    assert f"Resume with: itbench run --resume {run_dir}" in out, out[-3000:]
+    assert _group_gone(proc.pid, 20), "processes of the interrupted run are still there"
+    first = _records(run_dir)
+    assert len(first) < len(SCENARIOS), "the run was not interrupted: make the episodes longer"
+    for rec in first:  # what was recorded finished on its own
+        assert rec["termination"] == "submitted", rec
+
+    again = subprocess.run(
+        [*ITBENCH, "run", "--resume", str(run_dir), "--concurrency", str(concurrency), "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"done: {len(SCENARIOS) - len(first)} ran, {len(first)} already done" in again.stderr
+    recs = _records(run_dir)
+    assert sorted(r["scenario_id"] for r in recs) == sorted(SCENARIOS)
+    assert all(r["termination"] == "submitted" for r in recs)
