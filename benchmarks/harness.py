@@ -3,7 +3,7 @@
 
     uv run python benchmarks/harness.py            # everything but the audit
     uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
-    uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (the 9 judged strategies)
+    uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (the judged strategies)
     uv run python benchmarks/harness.py --audit --reported   # ... and the same with the 5 reported ones too
 
 Prints medians; nothing is asserted (performance is measured here, not in tests).
