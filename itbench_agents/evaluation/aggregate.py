@@ -213,7 +213,7 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
 
     return Summary(
         scenarios=list(results.values()),
-        overall=grouped(lambda r: "all"),
+        overall=grouped(lambda r: r.condition),  # a headline row never pools traces on and off
         by_bucket=grouped(lambda r: r.bucket),
         by_category=grouped(lambda r: r.category),
         by_condition=grouped(lambda r: r.condition),

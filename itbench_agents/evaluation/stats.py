@@ -11,12 +11,11 @@ def mean(xs: Sequence[float]) -> float:
 
 
 def stderr(xs: Sequence[float]) -> float:
-    """Standard error of the mean: sample standard deviation (ddof=1) / √n; 0 for n = 1."""
+    """Standard error of the mean: sample standard deviation (ddof=1) / √n; undefined (NaN) for
+    fewer than two values (one trial says nothing about its spread)."""
     n = len(xs)
-    if n == 0:
+    if n < 2:
         return math.nan
-    if n == 1:
-        return 0.0
     m = mean(xs)
     var = sum((x - m) ** 2 for x in xs) / (n - 1)
     return math.sqrt(var / n)

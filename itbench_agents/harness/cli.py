@@ -25,10 +25,10 @@ def agents_list(
     """List registered agents and whether each can be imported here."""
     import json
 
-    from rich.console import Console
     from rich.table import Table
 
     from ..agents.registry import available, entries
+    from ..report.console import print_table
 
     rows: list[dict[str, str | bool]] = [
         {
@@ -53,7 +53,7 @@ def agents_list(
             "yes" if r["needs_model"] else "",
             str(r["description"]),
         )
-    Console().print(t)
+    print_table(t)
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:
@@ -398,6 +398,9 @@ def score_cmd(
         bool,
         typer.Option(help="print the new scores without rewriting episodes.jsonl", envvar="ITBENCH_DRY_RUN"),
     ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the summary as JSON", envvar="ITBENCH_JSON")
+    ] = False,
 ) -> None:
     """Re-score a run from its files (agent outputs, topology, mitigation checks) without rerunning agents."""
     from rich.console import Console
@@ -412,8 +415,13 @@ def score_cmd(
     except RunFolderError as e:
         raise _fail(str(e)) from None
     from ..evaluation.aggregate import summarize
+    from ..report.console import print_table
 
-    Console().print(overall_table(summarize(records)))
+    summary = summarize(records)
+    if as_json:
+        print(summary.model_dump_json(indent=1))
+        return
+    print_table(overall_table(summary))
 
 
 def report_cmd(

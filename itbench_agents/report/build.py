@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..evaluation.aggregate import GroupResult, Summary, summarize
+from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summarize
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
@@ -45,6 +45,31 @@ def _group_rows(groups: Sequence[GroupResult]) -> list[list[str]]:
 GROUP_HEADER = ["agent", "group", "scenarios", "diagnosis %", "FL NTAM", "mitigation %", "MTTD s", "MTTR s"]
 
 
+def pass_at_k_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """Diagnosis and mitigation pass@k for k = 1..(fewest trials of a scenario), per agent and
+    condition: the macro average over scenarios of the unbiased estimator (Chen et al.). Empty
+    when every scenario ran once (pass@1 is then the table above)."""
+    cells: dict[tuple[str, str], list[ScenarioResult]] = {}
+    for s in summary.scenarios:
+        if s.trials > 0:
+            cells.setdefault((s.agent, s.condition), []).append(s)
+    kmax = min((s.trials for ss in cells.values() for s in ss), default=0)
+    if kmax < 2:
+        return [], []
+    ks = list(range(1, kmax + 1))
+    header = ["agent", "condition", *(f"diagnosis pass@{k} %" for k in ks)]
+    header += [f"mitigation pass@{k} %" for k in ks]
+    rows = []
+    for (agent, cond), ss in sorted(cells.items()):
+        row = [agent, cond]
+        for field in ("pass_at_k", "mitigation_pass_at_k"):
+            for k in ks:
+                vals = [getattr(s, field)[k] for s in ss if k in getattr(s, field)]
+                row.append(f"{100 * sum(vals) / len(vals):.1f}" if vals else "—")
+        rows.append(row)
+    return header, rows
+
+
 def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeRecord]) -> str:
     parts = ["# itbench-agents report", "", "Runs: " + ", ".join(f"`{r}`" for r in runs), ""]
     parts += [
@@ -60,6 +85,9 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
         "",
         _md_table(TIMES_HEADER, [times_row(g) for g in summary.overall]),
     ]
+    pk_header, pk_rows = pass_at_k_rows(summary)
+    if pk_rows:
+        parts += ["", "## pass@k", "", _md_table(pk_header, pk_rows)]
     for title, groups in (
         ("By traces condition", summary.by_condition),
         ("By complexity bucket", summary.by_bucket),
@@ -151,6 +179,9 @@ def render_html(
         "<h2>Times (wall and twin seconds)</h2>"
         + _table_html(TIMES_HEADER, [times_row(g) for g in summary.overall])
     )
+    pk_header, pk_rows = pass_at_k_rows(summary)
+    if pk_rows:
+        out.append("<h2 id='passk'>pass@k</h2>" + _table_html(pk_header, pk_rows))
     out.append("<h2>By traces condition</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_condition)))
     out.append("<h2 id='complexity'>By complexity bucket</h2>")
     rows = []

@@ -32,7 +32,7 @@ def fmt(s: Stat | None, pct: bool = False, digits: int = 2) -> str:
     if math.isnan(s.mean):
         return "—"
     k = 100.0 if pct else 1.0
-    se = "" if math.isnan(s.stderr) else f" ± {s.stderr * k:.{digits}f}"
+    se = " ± n/a" if math.isnan(s.stderr) else f" ± {s.stderr * k:.{digits}f}"  # n/a: one value
     return f"{s.mean * k:.{digits}f}{se}"
 
 
@@ -42,9 +42,14 @@ def fmt_time(s: Stat) -> str:
     return fmt(s)
 
 
+def agent_label(g: GroupResult) -> str:
+    """The agent of a headline row, with its condition when it is not the default (traces on)."""
+    return g.agent if g.group == "traces on" else f"{g.agent} ({g.group})"
+
+
 def table4_row(g: GroupResult) -> list[str]:
     return [
-        g.agent,
+        agent_label(g),
         fmt(g.diagnosis, pct=True),
         fmt(g.ntam_fl),
         fmt(g.ntam_fpc),
@@ -60,7 +65,7 @@ def table4_row(g: GroupResult) -> list[str]:
 
 def times_row(g: GroupResult) -> list[str]:
     return [
-        g.agent,
+        agent_label(g),
         fmt_time(g.mttd_wall),
         fmt_time(g.mttd_twin),
         fmt_time(g.mttr_wall),

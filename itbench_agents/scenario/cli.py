@@ -55,8 +55,9 @@ def list_cmd(
     ] = False,
 ) -> None:
     """List scenarios: id, app, category, complexity bucket, expected alerts."""
-    from rich.console import Console
     from rich.table import Table
+
+    from ..report.console import print_table
 
     reg = _registry()
     scenarios = reg.select(suite=suite, tags=tag or [])
@@ -65,7 +66,7 @@ def list_cmd(
         return
     t = Table(title=f"{len(scenarios)} scenarios")
     for col in ("id", "app", "ITB", "category", "complexity", "alerts", "tags"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for s in scenarios:
         t.add_row(
             s.id,
@@ -76,7 +77,7 @@ def list_cmd(
             ", ".join(a.name for a in s.alerts),
             ", ".join(s.tags),
         )
-    Console().print(t)
+    print_table(t)
 
 
 @scenarios_app.command("show")
@@ -234,6 +235,7 @@ def audit_cmd(
     from rich.console import Console
     from rich.table import Table
 
+    from ..report.console import table_console
     from .audit import (
         chosen_strategies,
         is_blind,
@@ -286,10 +288,10 @@ def audit_cmd(
     if as_json:
         print(json.dumps(res.to_json(), indent=2))
     else:
-        out = Console() if sys.stdout.isatty() else Console(width=max(120, 45 + 9 * len(strategies)))
+        out = table_console()
         if verbose:
             t = Table(title="per scenario: diagnosis, mitigation (✓ pass, ✗ fail, · n/a, E error)")
-            t.add_column("scenario", no_wrap=True)
+            t.add_column("scenario", overflow="fold")
             for s in strategies:
                 t.add_column(s.removeprefix("audit-"))
             for sid in res.scenarios:

@@ -247,3 +247,21 @@ def test_spent_wall_time_stops_model_calls(shop, tmp_path: Path) -> None:  # typ
     task.limits.wall_time_s = 0.0  # already spent when the first model call would start
     out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, GOOD)}")).run(task, lambda e: None)
     assert out.extra["termination"] == "wall_time" and out.steps == 0 and out.usage.model_calls == 0
+
+
+def test_the_prompt_and_the_tools_agree_on_how_the_answer_is_returned() -> None:
+    """Issue 27: the goal says to write agent_output.json, a file sre-react has no tool for, while
+    its prompt asks for a JSON reply; the prompt now says the reply is the delivery."""
+    from itbench_agents.harness.goal import sre_goal
+    from itbench_agents.llm.prompts import render
+
+    text = render(
+        "sre_react/diagnosis.md.j2", goal=sre_goal("otel-demo"), namespaces=["otel-demo"], alerts="[]"
+    )
+    assert "agent_output.json in your work folder" in text  # the goal, as every agent gets it
+    assert "you have no file tool and need none" in text and "reply WITHOUT a tool call" in text
+    from itbench_agents.tools.toolsets import toolset
+
+    for mode in ("direct", "nl2"):  # what "no file tool" rests on
+        names = {t.name for t in toolset(mode)}  # type: ignore[arg-type]
+        assert not {n for n in names if "file" in n or "write" in n}, names

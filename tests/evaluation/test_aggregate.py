@@ -84,6 +84,12 @@ def test_breakdowns_by_bucket_and_condition() -> None:
     s = summarize(recs)
     assert {(g.group, g.diagnosis.mean) for g in s.by_bucket} == {("easy", 0.5), ("hard", 0.0)}
     assert {(g.group, g.diagnosis.mean) for g in s.by_condition} == {("traces on", 0.5), ("traces off", 0.0)}
+    # the headline rows keep the conditions apart (issue 27: a merged run pooled them)
+    from itbench_agents.report.tables import table4_row
+
+    assert [(g.group, g.episodes) for g in s.overall] == [("traces on", 2), ("traces off", 1)]
+    agent = s.overall[0].agent
+    assert [table4_row(g)[0] for g in s.overall] == [agent, f"{agent} (traces off)"]
 
 
 def test_timing_infinity_roundtrips_through_json() -> None:

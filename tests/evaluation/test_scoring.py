@@ -286,7 +286,7 @@ def test_pass_at_k_rejects_nonsense() -> None:
 
 
 def test_stderr() -> None:
-    assert stderr([1.0]) == 0.0
+    assert math.isnan(stderr([1.0]))  # one trial: undefined, not 0
     assert stderr([0.0, 1.0]) == pytest.approx(0.5)
     assert math.isnan(stderr([]))
 

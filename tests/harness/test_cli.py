@@ -59,6 +59,27 @@ def test_scenarios_list_show_and_validate_errors() -> None:
     assert r.exit_code == 2 and "--all" in r.output
 
 
+def test_tables_are_whole_when_piped() -> None:
+    """Issue 27: piped, Rich cut tables to 80 columns (ids became ``sre/acco…``)."""
+    from itbench_agents.scenario.registry import ScenarioRegistry
+
+    r = runner.invoke(app, ["scenarios", "list"])  # CliRunner's output is not a terminal
+    assert r.exit_code == 0
+    assert "…" not in r.output
+    for sid in ScenarioRegistry.default().ids():
+        assert sid in r.output
+    r = runner.invoke(app, ["agents", "list"])
+    assert "…" not in r.output and "audit-blanket-vandal" in r.output
+
+
+def test_scenario_narrows_the_suite() -> None:
+    """Issue 27: ``-s`` with ``--suite`` was a silent union that ran the whole suite."""
+    r = runner.invoke(
+        app, ["run", "--suite", "sre:flagd", "-s", "sre/ad-scaled-to-zero-v1", "--agent", "noop"]
+    )
+    assert r.exit_code == 2 and "not in suite 'sre:flagd'" in r.output
+
+
 def test_agents_list_json() -> None:
     r = runner.invoke(app, ["agents", "list", "--json"])
     names = {a["name"] for a in json.loads(r.output)}
@@ -111,6 +132,10 @@ def test_run_end_to_end_with_agent_config_and_resume_via_cli(tmp_path: Path) -> 
     assert again.exit_code == 0 and "2 already done" in again.output
     resumed = runner.invoke(app, ["run", "--resume", str(run_dir), "--no-report"])
     assert resumed.exit_code == 0 and "2 already done" in resumed.output
+    scored = runner.invoke(app, ["score", str(run_dir), "--dry-run", "--json"])
+    assert scored.exit_code == 0, scored.output
+    [row] = json.loads(scored.output[scored.output.index("{") :])["overall"]
+    assert row["episodes"] == 2 and row["diagnosis"]["n"] == 1  # one scenario (its two trials)
     bad = runner.invoke(app, [*args[:-4], "--tools", "magic", "--run-dir", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "--tools" in bad.output
 

@@ -50,7 +50,13 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
     assert "| 100.00 ± 0.00 |" in good
     noop = next(line for line in text.splitlines() if line.startswith("| noop |"))
     assert "33.33" in noop and "| ∞ |" in noop  # only the control right; no mitigation time
+    # two trials: pass@1 and pass@2 per agent and condition (issue 27: computed, never shown)
+    assert "## pass@k" in text
+    assert "| agent | condition | diagnosis pass@1 % | diagnosis pass@2 % | mitigation pass@1 % |" in text
+    assert "| good | traces on | 100.0 | 100.0 | 100.0 | 100.0 |" in text
+    assert "| noop | traces on | 33.3 | 33.3 | 0.0 | 0.0 |" in text
     page = html.read_text()
+    assert "pass@k</h2>" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page  # self-contained
     assert "Per-scenario heat map" in page and "By complexity bucket" in page
     links = [p for p in page.split("href='")[1:]]
