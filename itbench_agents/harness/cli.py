@@ -186,6 +186,14 @@ def run_cmd(
         Path | None,
         typer.Option(help="resume this run folder with its own saved config", envvar="ITBENCH_RESUME"),
     ] = None,
+    scenarios_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--scenarios-dir",
+            help="a folder of your own scenarios (<dir>/sre/*.yaml or <dir>/*.yaml), loaded beside the "
+            "library (repeatable; also ITBENCH_SCENARIO_PATH); saved in the run, so --resume finds them",
+        ),
+    ] = None,
     seed: Annotated[
         int, typer.Option(help="base seed (per-trial seeds derive from it)", envvar="ITBENCH_SEED")
     ] = 0,
@@ -250,20 +258,32 @@ def run_cmd(
     from ..agents.registry import UnknownAgentError, entry
     from ..agents.sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
-    from ..scenario.registry import ScenarioRegistry, ScenarioSelectionError, UnknownScenarioError
+    from ..scenario.registry import (
+        ScenarioRegistry,
+        ScenarioSelectionError,
+        UnknownScenarioError,
+        add_scenario_dirs,
+    )
     from .batch import BatchInterrupted, done_keys, interrupt_on_signals, new_run_id, run_batch, start_run
     from .progress import BatchProgress
     from .records import AgentSpec, RunConfig
     from .runfolder import RunFolderError, read_manifest
 
     console = Console(stderr=True)
+    if resume is not None:
+        try:
+            resumed_config = read_manifest(resume).config
+        except RunFolderError as e:
+            raise _fail(str(e)) from None
+        add_scenario_dirs(resumed_config.scenario_dirs)  # the run's own scenario folders
+    extra_dirs = add_scenario_dirs(scenarios_dir or [])
     try:
         registry = ScenarioRegistry.default()
     except ScenarioLoadError as e:
         raise _fail(f"scenario library does not load:\n{e}") from None
     try:
         if resume is not None:
-            config = read_manifest(resume).config
+            config = resumed_config
             folder = resume
         else:
             if not suite and not scenario:
@@ -338,6 +358,7 @@ def run_cmd(
                 settle_s=settle_s,
                 environment=environment,
                 churn=_churn(churn),
+                scenario_dirs=extra_dirs,
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd

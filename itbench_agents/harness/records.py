@@ -71,6 +71,9 @@ class RunConfig(BaseModel):
     """``twin``, or ``module:factory`` for a plug-in environment backend."""
     churn: Literal["default", "none"] = "default"
     """Benign churn around each fault (``harness/churn.py``); ``none`` turns it off."""
+    scenario_dirs: list[str] = Field(default_factory=list)
+    """Folders of the user's own scenarios loaded beside the library (``--scenarios-dir``,
+    ``ITBENCH_SCENARIO_PATH``), absolute: a resume loads them again."""
 
     def identity(self) -> dict[str, Any]:
         """The part of the config that must match for a resume."""

@@ -4,11 +4,30 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 scenarios_app = typer.Typer(help="List, show and validate scenarios.", no_args_is_help=True)
+
+
+ScenariosDirOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--scenarios-dir",
+        help="a folder of your own scenarios (<dir>/sre/*.yaml or <dir>/*.yaml), loaded beside the "
+        "library (repeatable; also ITBENCH_SCENARIO_PATH)",
+    ),
+]
+
+
+def use_scenario_dirs(dirs: list[Path] | None) -> None:
+    """Load the scenarios of ``dirs`` too, here and in the processes this command starts."""
+    if dirs:
+        from .registry import add_scenario_dirs
+
+        add_scenario_dirs(dirs)
 
 
 def _chosen(ids: list[str] | None, all_: bool) -> list[Any]:
@@ -53,8 +72,10 @@ def list_cmd(
     as_json: Annotated[
         bool, typer.Option("--json", help="print JSON instead of a table", envvar="ITBENCH_JSON")
     ] = False,
+    scenarios_dir: ScenariosDirOption = None,
 ) -> None:
     """List scenarios: id, app, category, complexity bucket, expected alerts."""
+    use_scenario_dirs(scenarios_dir)
     from rich.table import Table
 
     from ..report.console import print_table
@@ -86,8 +107,10 @@ def show_cmd(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the parsed scenario as JSON", envvar="ITBENCH_JSON")
     ] = False,
+    scenarios_dir: ScenariosDirOption = None,
 ) -> None:
     """Show one scenario (its file, or the parsed model as JSON)."""
+    use_scenario_dirs(scenarios_dir)
     from .registry import UnknownScenarioError
 
     reg = _registry()
@@ -123,8 +146,10 @@ def validate_cmd(
             help="benign churn around the fault: default (seeded 1-3 changes) or none", envvar="ITBENCH_CHURN"
         ),
     ] = "default",
+    scenarios_dir: ScenariosDirOption = None,
 ) -> None:
     """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist."""
+    use_scenario_dirs(scenarios_dir)
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
@@ -218,6 +243,7 @@ def audit_cmd(
     as_json: Annotated[
         bool, typer.Option("--json", help="print results as JSON", envvar="ITBENCH_JSON")
     ] = False,
+    scenarios_dir: ScenariosDirOption = None,
 ) -> None:
     """Run naive and destructive strategies on scenarios; fail if a destructive one mitigates anything.
 
@@ -229,6 +255,7 @@ def audit_cmd(
     --verbose, per scenario: ✓/✗ for diagnosis then mitigation, · = not applicable, E = error).
     Exits 1 when a destructive strategy or noop passes mitigation, or the oracle fails, anywhere.
     """
+    use_scenario_dirs(scenarios_dir)
     import shutil
     import tempfile
 

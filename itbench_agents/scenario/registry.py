@@ -1,6 +1,7 @@
 """The scenario registry: every scenario file under a folder, selectable by id, glob, suite or tag.
 
-reg = ScenarioRegistry.default()            # scenarios/sre/*.yaml (+ ciso/, finops/ when present)
+reg = ScenarioRegistry.default()            # scenarios/sre/*.yaml (+ ciso/, finops/ when present,
+                                            # + the folders of ITBENCH_SCENARIO_PATH)
 reg.get("sre/ad-failure-flag-v1")
 reg.select(ids=["sre/*-flag-*"], tags=["flagd"])
 """
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..paths import scenarios_dir
@@ -30,6 +32,29 @@ class UnknownScenarioError(KeyError):
         return str(self.args[0])
 
 
+SCENARIO_PATH_ENV = "ITBENCH_SCENARIO_PATH"
+"""Folders of your own scenarios, separated like ``PATH`` (``os.pathsep``), loaded beside the
+package's library; ``--scenarios-dir`` adds to it."""
+
+
+def extra_scenario_dirs() -> list[Path]:
+    raw = os.environ.get(SCENARIO_PATH_ENV, "")
+    return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
+
+
+def add_scenario_dirs(dirs: Sequence[str | Path]) -> list[str]:
+    """Put ``dirs`` on ``ITBENCH_SCENARIO_PATH`` for this process and the processes it starts;
+    returns every extra folder now on it (absolute)."""
+    have = [str(p) for p in extra_scenario_dirs()]
+    for d in dirs:
+        p = str(Path(d).expanduser().resolve())
+        if p not in have:
+            have.append(p)
+    if have:
+        os.environ[SCENARIO_PATH_ENV] = os.pathsep.join(have)
+    return have
+
+
 class ScenarioSelectionError(ValueError):
     """A selection that contradicts itself (an id outside the suite it is meant to narrow)."""
 
@@ -47,36 +72,48 @@ class ScenarioRegistry:
 
     @classmethod
     def from_dir(cls, root: str | Path) -> ScenarioRegistry:
-        root = Path(root)
+        """The scenarios of a library folder: ``<root>/<persona>/*.yaml``."""
+        return cls.from_dirs([Path(root)], flat=False)
+
+    @classmethod
+    def from_dirs(cls, roots: Sequence[Path], flat: bool = True) -> ScenarioRegistry:
+        """The scenarios of several folders, each laid out like the library
+        (``<root>/<persona>/*.yaml``) or, with ``flat``, holding scenario files itself; an id
+        defined twice, in one folder or across them, is an error naming both files."""
         scenarios: list[Scenario] = []
         files: dict[str, Path] = {}
         problems: list[Problem] = []
         seen: dict[str, Path] = {}
-        for persona in PERSONAS:
-            folder = root / persona
-            if not folder.is_dir():
+        paths: list[Path] = []
+        for root in roots:
+            if not root.is_dir():
+                problems.append(Problem(str(root), None, SCENARIO_PATH_ENV, "no such scenario folder"))
                 continue
-            for f in sorted(folder.glob("*.yaml")):
-                try:
-                    s = load_scenario(f)
-                except ScenarioLoadError as e:
-                    problems.extend(e.problems)
-                    continue
-                if s.id in seen:
-                    problems.append(
-                        Problem(str(f), None, "id", f"duplicate id {s.id} (also in {seen[s.id]})")
-                    )
-                    continue
-                seen[s.id] = f
-                scenarios.append(s)
-                files[s.id] = f
+            for persona in PERSONAS:
+                if (root / persona).is_dir():
+                    paths.extend(sorted((root / persona).glob("*.yaml")))
+            if flat and root != scenarios_dir():
+                paths.extend(sorted(root.glob("*.yaml")))
+        for f in paths:
+            try:
+                s = load_scenario(f)
+            except ScenarioLoadError as e:
+                problems.extend(e.problems)
+                continue
+            if s.id in seen:
+                problems.append(Problem(str(f), None, "id", f"duplicate id {s.id} (also in {seen[s.id]})"))
+                continue
+            seen[s.id] = f
+            scenarios.append(s)
+            files[s.id] = f
         if problems:
             raise ScenarioLoadError(problems)
         return cls(scenarios, files)
 
     @classmethod
     def default(cls) -> ScenarioRegistry:
-        return cls.from_dir(scenarios_dir())
+        """The package's library plus the folders of ``ITBENCH_SCENARIO_PATH`` (``--scenarios-dir``)."""
+        return cls.from_dirs([scenarios_dir(), *extra_scenario_dirs()])
 
     # ------------------------------------------------------------------ queries
     def __len__(self) -> int:

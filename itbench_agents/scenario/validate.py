@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .kinds import matching_names
@@ -62,14 +63,48 @@ def _firing_in_namespace(prometheus_url: str, namespace: str, known: Sequence[st
     )
 
 
+def convention_problems(scenario: Scenario, file: Path | None = None) -> list[str]:
+    """The library's rules a schema cannot state (they used to be checked only by a unit test,
+    so a scenario that ``validate`` passed broke ``pytest``): the file is named after the id
+    (``sre/foo-v1`` in ``foo.yaml``); a fault scenario has a reference solution and its
+    technologies; the ground truth, reported as an agent would (the oracle), scores perfectly on
+    every diagnosis metric (its propagations form one chain per root cause)."""
+    from ..agents.oracle import ground_truth_diagnosis
+    from ..evaluation.diagnosis import score_diagnosis
+
+    out = []
+    want = scenario.id.split("/", 1)[1].rsplit("-v", 1)[0] + ".yaml"
+    if file is not None and file.name != want:
+        out.append(f"file {file.name}: a scenario with id {scenario.id} lives in {want}")
+    if not scenario.control:
+        if not scenario.solutions:
+            out.append("solutions: a fault scenario needs a reference solution (steps with commands)")
+        if not scenario.technologies:
+            out.append("technologies: a fault scenario lists the technologies it involves")
+    sc = score_diagnosis(scenario.ground_truth, ground_truth_diagnosis(scenario))
+    if not (sc.correct and sc.ntam_fl == 1.0 and sc.chain_f1 == 1.0 and abs(sc.ntam_fpc - 1.0) < 1e-9):
+        out.append(
+            "ground_truth: reported as an agent would, it does not score perfectly "
+            f"(correct {sc.correct}, NTAM FL {sc.ntam_fl:.3f}, FPC {sc.ntam_fpc:.3f}, chain F1 "
+            f"{sc.chain_f1:.3f}): propagations must form one chain from each root cause"
+        )
+    return out
+
+
 def validate_scenario(
-    scenario: Scenario, seed: int = 0, history_s: float = 3600.0, churn: str = "default"
+    scenario: Scenario,
+    seed: int = 0,
+    history_s: float = 3600.0,
+    churn: str = "default",
+    file: Path | None = None,
 ) -> ValidationResult:
     from ..agents.base import Limits
     from ..harness.twin_env import TwinEnvironment
     from .inject import apply_operations
 
     res = ValidationResult(scenario.id)
+    conventions = convention_problems(scenario, file)
+    res.checks.append(Check("library conventions", not conventions, "; ".join(conventions)))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="itbench-validate-") as work:
         env = TwinEnvironment(scenario, seed=seed, workdir=work, history_s=history_s, churn=churn)
@@ -168,7 +203,9 @@ def validate_by_id(args: tuple[Any, ...]) -> dict[str, Any]:
     from .registry import ScenarioRegistry
 
     sid, seed, history_s, *rest = args
-    r = validate_scenario(ScenarioRegistry.default().get(sid), seed, history_s, *rest)
+    churn = rest[0] if rest else "default"
+    reg = ScenarioRegistry.default()
+    r = validate_scenario(reg.get(sid), seed, history_s, churn, file=reg.files.get(sid))
     return {
         "scenario_id": r.scenario_id,
         "ok": r.ok,

@@ -154,3 +154,41 @@ def test_bad_model_settings_fail_before_the_run_starts(tmp_path: Path) -> None:
     )
     assert r.exit_code == 2 and "ITBENCH_TEST_SURELY_UNSET_KEY" in r.output
     assert not folder.exists()
+
+
+def test_your_own_scenarios_from_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: scenarios loaded only from the package's folder. ``--scenarios-dir`` (or
+    ``ITBENCH_SCENARIO_PATH``) adds a folder; the run remembers it, so ``--resume`` finds it."""
+    from itbench_agents.paths import scenarios_dir
+
+    monkeypatch.setenv("ITBENCH_SCENARIO_PATH", "")  # restored (unset) after the test
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    text = (scenarios_dir() / "sre" / "ad-scaled-to-zero.yaml").read_text()
+    (mine / "my-ad-outage.yaml").write_text(text.replace("sre/ad-scaled-to-zero-v1", "sre/my-ad-outage-v1"))
+
+    r = runner.invoke(app, ["scenarios", "list", "--json", "--scenarios-dir", str(mine)])
+    assert r.exit_code == 0, r.output
+    assert "sre/my-ad-outage-v1" in {row["id"] for row in json.loads(r.output)}
+    monkeypatch.setenv("ITBENCH_SCENARIO_PATH", "")
+
+    run_dir = tmp_path / "run"
+    base = ["run", "-s", "sre/my-ad-outage-v1", "-a", "itbench_fakes:good"]
+    base += ["--environment", "itbench_fakes:make_env", "--no-report"]
+    r = runner.invoke(app, [*base, "--run-dir", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown scenario 'sre/my-ad-outage-v1'" in r.output  # not without it
+    r = runner.invoke(app, [*base, "--scenarios-dir", str(mine), "--run-dir", str(run_dir)])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["config"]["scenario_dirs"] == [str(mine.resolve())]
+    monkeypatch.setenv("ITBENCH_SCENARIO_PATH", "")
+    resumed = runner.invoke(app, ["run", "--resume", str(run_dir), "--no-report"])
+    assert resumed.exit_code == 0 and "1 already done" in resumed.output, resumed.output
+
+    monkeypatch.setenv("ITBENCH_SCENARIO_PATH", "")
+    r = runner.invoke(app, ["scenarios", "list", "--scenarios-dir", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "no such scenario folder" in r.output
+    monkeypatch.setenv("ITBENCH_SCENARIO_PATH", "")
+    (mine / "ad-scaled-to-zero.yaml").write_text(text)  # the library's own id again
+    r = runner.invoke(app, ["scenarios", "list", "--scenarios-dir", str(mine)])
+    assert r.exit_code == 2 and "duplicate id sre/ad-scaled-to-zero-v1" in r.output

@@ -236,13 +236,28 @@ def test_library_covers_the_fault_types(library: ScenarioRegistry) -> None:
 
 
 def test_library_is_consistent(library: ScenarioRegistry) -> None:
+    from itbench_agents.scenario.validate import convention_problems
+
     for s in library.all():
-        assert library.files[s.id].name == s.id.split("/", 1)[1].rsplit("-v", 1)[0] + ".yaml"
+        assert convention_problems(s, library.files[s.id]) == [], s.id  # what `scenarios validate` checks
         assert s.namespace in {"otel-demo", "hotel-reservation"}
         for a in s.alerts:
             assert a.window_s > 0
-        if not s.control:
-            assert s.solutions and s.technologies
+
+
+def test_the_library_conventions_name_what_is_wrong(library: ScenarioRegistry) -> None:
+    from itbench_agents.scenario.validate import convention_problems
+
+    s = library.get("sre/ad-scaled-to-zero-v1")
+    bare = s.model_copy(update={"solutions": [], "technologies": []})
+    problems = convention_problems(bare, Path("ad-zero.yaml"))
+    assert len(problems) == 3
+    assert problems[0].startswith("file ad-zero.yaml: a scenario with id sre/ad-scaled-to-zero-v1 lives in")
+    # a chain that does not start at the root cause: the Schedule's hop to valkey-cart left out
+    s = library.get("sre/valkey-cart-memory-stress-v1")
+    gt = s.ground_truth.model_copy(update={"propagations": s.ground_truth.propagations[1:]})
+    [broken] = convention_problems(s.model_copy(update={"ground_truth": gt}))
+    assert broken.startswith("ground_truth: reported as an agent would, it does not score perfectly")
 
 
 def test_ground_truth_as_an_agent_would_report_it_scores_perfectly(library: ScenarioRegistry) -> None:
