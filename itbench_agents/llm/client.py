@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from ..agents.base import EventSink
+from .exchange import ExchangeLog
 from .models import ModelSettings, make_chat_model
 from .record import Recorder, Replayer
 from .retry import LLMAbort, call_with_retries, model_semaphore
@@ -43,6 +44,7 @@ class LLMClient:
         self.step = 0
         self._lock = threading.Lock()
         self._bound: dict[tuple[str, ...], Any] = {}
+        self._exchanges = ExchangeLog()
         self.sleep = time.sleep
         """Backoff sleep (tests replace it to avoid real waiting)."""
 
@@ -110,30 +112,34 @@ class LLMClient:
             self.recorder.save(messages, tool_names, msg)
         tin, tout = usage_of(msg)
         cost = cost_usd(self.settings.model, tin, tout)
-        with self._lock:
+        with self._lock:  # one event at a time: a message's first carrier is the first event
             self.input_tokens += tin
             self.output_tokens += tout
             self.cost_usd += cost
             self.calls += 1
-        self._emit(
-            {
-                "type": "model_call",
-                "model": self.settings.model,
-                "role": self.role,
-                "input_tokens": tin,
-                "output_tokens": tout,
-                "cost_usd": cost,
-                "latency_s": round(time.perf_counter() - t0, 4),
-                "retries": retries,
-                "prompt": {"messages": len(messages), "last": _text(messages[-1])[:1000] if messages else ""},
-                "response": {
-                    "content": _text(msg)[:4000],
-                    "tool_calls": [{"name": tc["name"], "args": tc["args"]} for tc in msg.tool_calls],
-                    "invalid_tool_calls": len(msg.invalid_tool_calls),
-                },
-                **({"replay_mismatch": True} if not matches else {}),
-            }
-        )
+            self._emit(
+                {
+                    "type": "model_call",
+                    "model": self.settings.model,
+                    "role": self.role,
+                    "input_tokens": tin,
+                    "output_tokens": tout,
+                    "cost_usd": cost,
+                    "latency_s": round(time.perf_counter() - t0, 4),
+                    "retries": retries,
+                    # the whole prompt, each message and tool set once per client (llm/exchange.py)
+                    "prompt": {
+                        **self._exchanges.prompt(messages, tools),
+                        "last": _text(messages[-1])[:1000] if messages else "",
+                    },
+                    "response": {
+                        "content": _text(msg),
+                        "tool_calls": [{"name": tc["name"], "args": tc["args"]} for tc in msg.tool_calls],
+                        "invalid_tool_calls": len(msg.invalid_tool_calls),
+                    },
+                    **({"replay_mismatch": True} if not matches else {}),
+                }
+            )
         return msg
 
     def complete(self, system: str, messages: list[dict[str, str]]) -> str:

@@ -265,3 +265,30 @@ def test_the_prompt_and_the_tools_agree_on_how_the_answer_is_returned() -> None:
     for mode in ("direct", "nl2"):  # what "no file tool" rests on
         names = {t.name for t in toolset(mode)}  # type: ignore[arg-type]
         assert not {n for n in names if "file" in n or "write" in n}, names
+
+
+def test_the_trajectory_keeps_every_prompt_whole_and_each_message_once(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27: model_call events kept {"messages": n, "last": 1000 chars}; nobody could see what
+    the model saw. Now every call's full prompt (system prompt, history, tool schemas) can be
+    rebuilt from the trajectory, and each message is stored once."""
+    from langchain_core.messages import SystemMessage, message_to_dict
+
+    from itbench_agents.llm.exchange import prompts_of
+
+    events: list[dict] = []
+    agent = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, GOOD)}"))
+    out = agent.run(_task(shop), events.append)
+    assert out.extra["termination"] == "completed", out
+    calls = prompts_of(json.loads(json.dumps(events)), role="agent")  # as read back from disk
+    assert len(calls) == len(GOOD)
+    first = calls[0]["messages"]
+    assert isinstance(first[0], SystemMessage) and "namespace shop" in str(first[0].content)
+    assert {t["function"]["name"] for t in calls[0]["tools"]} >= {"kubectl", "topology"}
+    # the second call re-sends the first's history: rebuilt whole, stored once
+    assert [m.content for m in calls[1]["messages"][: len(first)]] == [m.content for m in first]
+    stored = sum(
+        len(e["prompt"]["new"]) for e in events if e.get("type") == "model_call" and e.get("role") == "agent"
+    )
+    distinct = {json.dumps(message_to_dict(m), sort_keys=True) for c in calls for m in c["messages"]}
+    assert stored == len(distinct) < sum(len(c["messages"]) for c in calls)
+    assert calls[3]["response"]["content"] == json.dumps(DIAGNOSIS)  # whole, not cut at 4000 chars
