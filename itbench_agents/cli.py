@@ -6,6 +6,7 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench scenarios ...``               itbench_agents/scenario/cli.py
 - ``itbench run|score|report|agents ...`` itbench_agents/harness/cli.py
 - ``itbench mcp ...``                     itbench_agents/tools/cli.py
+- ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench dev ...``                     itbench_agents/dev_cli.py
 
 Heavy imports (litellm, langgraph) happen inside commands, never at import time.
@@ -27,6 +28,7 @@ app = typer.Typer(
 def _assemble() -> None:
     from .dev_cli import dev_app
     from .harness.cli import register as register_harness
+    from .llm.cli import llm_app
     from .scenario.cli import scenarios_app
     from .tools.cli import mcp_app
     from .twin.cli import twin_app
@@ -34,6 +36,7 @@ def _assemble() -> None:
     app.add_typer(twin_app, name="twin")
     app.add_typer(scenarios_app, name="scenarios")
     app.add_typer(mcp_app, name="mcp")
+    app.add_typer(llm_app, name="llm")
     app.add_typer(dev_app, name="dev")
     register_harness(app)
 

@@ -3,7 +3,9 @@
 It answers ``POST /v1/chat/completions`` from a script (the same YAML turns as ``scripted:FILE``),
 tool calls included, and ``GET /v1/models``. ``failures`` play HTTP errors first (e.g. a 429 to
 exercise retries); ``api_key`` makes it reject other keys with 401. Every request body is kept in
-``server.requests`` so tests can check what the real client sent.
+``server.requests`` so tests can check what the real client sent. With ``repeat`` the script starts
+over after its last turn, so one server serves run after run (each episode that plays the script
+whole gets it whole) — what ``itbench llm serve-script`` does.
 
     with OpenAITestServer(load_script(Path("turns.yaml"))) as srv:
         ... --model openai/test --base-url {srv.url} ...
@@ -36,8 +38,10 @@ class OpenAITestServer:
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        repeat: bool = False,
     ) -> None:
         self.turns = list(turns)
+        self.repeat = repeat
         self.failures = list(failures or [])
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
@@ -83,6 +87,8 @@ class OpenAITestServer:
                 )
             n = self._pos
             self._pos += 1
+            if self.repeat and self.turns:
+                n %= len(self.turns)
         if not isinstance(body.get("messages"), list) or not body.get("model"):
             return 400, _error(400, "'messages' and 'model' are required", "invalid_request_error")
         turn = self.turns[n] if n < len(self.turns) else ScriptedTurn(content="(script exhausted)")

@@ -198,3 +198,16 @@ def test_litellm_bridge_for_other_providers() -> None:
         sent = srv.requests[0]
         assert sent["model"] == "test-model" and sent["seed"] == 42 and sent["temperature"] == 0.0
         assert client.input_tokens > 0
+
+
+def test_the_test_server_starts_the_script_over_when_asked() -> None:
+    from itbench_agents.llm.scripted import ScriptedTurn
+    from itbench_agents.llm.testing_server import OpenAITestServer
+
+    body = {"model": "test", "messages": [{"role": "user", "content": "hi"}]}
+    turns = [ScriptedTurn(content="one"), ScriptedTurn(content="two")]
+    with OpenAITestServer(turns) as once, OpenAITestServer(turns, repeat=True) as again:
+        said = [once.answer(body)[1]["choices"][0]["message"]["content"] for _ in range(3)]
+        assert said == ["one", "two", "(script exhausted)"]
+        said = [again.answer(body)[1]["choices"][0]["message"]["content"] for _ in range(3)]
+        assert said == ["one", "two", "one"]
