@@ -234,6 +234,19 @@ class _Server(ThreadingHTTPServer):
         self.idle_timeout = idle_timeout
         super().__init__(addr, _ReqHandler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that goes away — a reset, a broken pipe, a TLS handshake it abandons or
+        refuses (a client without the twin's CA) — is routine for a server: a debug line, not a
+        traceback on the terminal of ``itbench twin serve``. Anything else is printed as before."""
+        import ssl
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError, ssl.SSLError)):
+            log.debug("client %s went away: %s", client_address, exc)
+            return
+        super().handle_error(request, client_address)
+
 
 class HttpEndpoint:
     """One listening socket serving a handler on a background thread."""

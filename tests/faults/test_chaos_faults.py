@@ -201,17 +201,23 @@ def test_stress_memory_over_the_limit_oomkills_until_removed(chain: Cluster) -> 
     healed(chain, 400)
 
 
-def test_stress_memory_without_limits_exhausts_the_node(chain: Cluster) -> None:
-    """unassigned-kubernetes-workload-container-resource-limits + memory stress."""
+def _unlimited_memory_stress(chain: Cluster, size: str) -> Obj:
+    """c without a memory limit, then a memory StressChaos of ``size`` on it for two minutes."""
     chain.container("c", lambda ct: ct["resources"].pop("limits"))
     chain.advance(60)
     obj = chaos(
         "StressChaos",
         "c-mem",
-        {"mode": "all", "selector": sel("c"), "stressors": {"memory": {"workers": 10, "size": "95%"}}},
+        {"mode": "all", "selector": sel("c"), "stressors": {"memory": {"workers": 10, "size": size}}},
     )
     inject(chain, obj)
     chain.advance(120)
+    return obj
+
+
+def test_stress_memory_without_limits_exhausts_the_node(chain: Cluster) -> None:
+    """unassigned-kubernetes-workload-container-resource-limits + memory stress."""
+    obj = _unlimited_memory_stress(chain, "95%")
     st = chain.pods("c")[0]["status"]["containerStatuses"][0]
     assert st["restartCount"] >= 1
     assert (st.get("lastState", {}).get("terminated") or {}).get("reason") == "OOMKilled"
@@ -225,15 +231,7 @@ def test_stress_memory_without_limits_fails_where_the_node_is_full_not_before(ch
     memory the other pods bound to it request. 80% of the node fits on a quiet node; with a
     neighbour that requests 2Gi it does not, and the kernel's OOM killer ends the stressed
     container."""
-    chain.container("c", lambda ct: ct["resources"].pop("limits"))
-    chain.advance(60)
-    obj = chaos(
-        "StressChaos",
-        "c-mem",
-        {"mode": "all", "selector": sel("c"), "stressors": {"memory": {"workers": 10, "size": "80%"}}},
-    )
-    inject(chain, obj)
-    chain.advance(120)
+    _unlimited_memory_stress(chain, "80%")
     (st,) = chain.pods("c")[0]["status"]["containerStatuses"]
     assert st["restartCount"] == 0 and "running" in st["state"]
     node = chain.pods("c")[0]["spec"]["nodeName"]

@@ -806,3 +806,29 @@ def test_one_handler_served_over_http_and_https(tmp_path: Path) -> None:
     finally:
         secure.stop()
         plain.stop()
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_a_client_that_refuses_the_certificate_leaves_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: `itbench twin serve` printed SSL tracebacks whenever a client went away — e.g. curl
+    without the twin's CA, or a plain-HTTP request to the HTTPS port. The server still serves."""
+    import socket
+    import time
+
+    from itbench_agents.twin.kube.auth.tls import serve_tls
+
+    twin = Twin(seed=7, clock=ManualClock())
+    secure, https_url = serve_tls(make_kube_handler(twin))
+    try:
+        port = int(https_url.rsplit(":", 1)[1])
+        with pytest.raises(requests.exceptions.SSLError):
+            requests.get(f"{https_url}/version", timeout=10)  # the twin's CA is not trusted here
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")  # plain HTTP to the TLS port
+            s.recv(100)
+        time.sleep(0.5)  # the handler threads finish
+        assert requests.get(f"{https_url}/version", timeout=10, verify=False).status_code == 200
+    finally:
+        secure.stop()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err
