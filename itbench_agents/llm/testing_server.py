@@ -10,19 +10,17 @@ whole gets it whole) — what ``itbench llm serve-script`` does.
     with OpenAITestServer(load_script(Path("turns.yaml"))) as srv:
         ... --model openai/test --base-url {srv.url} ...
 
-    python -m itbench_agents.llm.testing_server --script turns.yaml --port 8089
+    itbench llm serve-script turns.yaml --port 8089     # the same server on a port (llm/cli.py)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-from .scripted import ScriptedTurn, load_script
+from .scripted import ScriptedTurn
 
 
 def _error(status: int, message: str, code: str) -> dict[str, Any]:
@@ -196,21 +194,3 @@ class OpenAITestServer:
                 self._send(status, out)
 
         return Handler
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--script", required=True, type=Path)
-    ap.add_argument("--role", default="agent")
-    ap.add_argument("--port", type=int, default=8089)
-    args = ap.parse_args()
-    srv = OpenAITestServer(load_script(args.script, args.role), port=args.port)
-    print(srv.url, flush=True)
-    try:
-        srv._httpd.serve_forever()
-    except KeyboardInterrupt:
-        srv.close()
-
-
-if __name__ == "__main__":
-    main()
