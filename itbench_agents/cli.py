@@ -5,7 +5,7 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench twin ...``                    itbench_agents/twin/cli.py
 - ``itbench scenarios ...``               itbench_agents/scenario/cli.py
 - ``itbench run|score|report|agents ...`` itbench_agents/harness/cli.py
-- ``itbench mcp ...``                     itbench_agents/tools/cli.py
+- ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench dev ...``                     itbench_agents/dev_cli.py
 
@@ -30,12 +30,13 @@ def _assemble() -> None:
     from .harness.cli import register as register_harness
     from .llm.cli import llm_app
     from .scenario.cli import scenarios_app
-    from .tools.cli import mcp_app
+    from .tools.cli import mcp_app, tools_app
     from .twin.cli import twin_app
 
     app.add_typer(twin_app, name="twin")
     app.add_typer(scenarios_app, name="scenarios")
     app.add_typer(mcp_app, name="mcp")
+    app.add_typer(tools_app, name="tools")
     app.add_typer(llm_app, name="llm")
     app.add_typer(dev_app, name="dev")
     register_harness(app)

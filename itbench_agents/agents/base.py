@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..twin.endpoints import Endpoints
 
@@ -121,7 +121,9 @@ class AgentConfig(BaseModel):
     """Model for the NL2* tools (the paper's *_TOOLS); defaults to ``model``."""
     base_url: str | None = None
     api_key_env: str | None = None
-    tools: Literal["nl2", "direct"] = "direct"
+    tools: str = "direct"
+    """``direct`` or ``nl2`` (the paper's NL2* tools), then registered tools added or removed by
+    name: ``direct,+runbook`` (``itbench_agents/tools/toolsets.py``)."""
     temperature: float = 0.0
     top_p: float = 1e-7
     seed: int = 42
@@ -136,6 +138,14 @@ class AgentConfig(BaseModel):
     sandbox_bind: list[str] = Field(default_factory=list)
     """For the ``command`` agent: extra folders bound read-only into the sandbox."""
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tools")
+    @classmethod
+    def _tools_selection(cls, value: str) -> str:
+        from ..tools.toolsets import parse_tools
+
+        parse_tools(value)  # the syntax; tool names are checked by the agent's preflight
+        return value
 
 
 EventSink = Callable[[dict[str, Any]], None]

@@ -1,8 +1,10 @@
 """Agent registry: a name → ``"module:factory"`` string, imported only when used.
 
-Every factory has the signature ``factory(config: AgentConfig) -> Agent``. Third parties can add
-agents by name with :func:`register`, pass ``--agent package.module:factory`` directly, or run any
-program through the ``command`` agent.
+Every factory has the signature ``factory(config: AgentConfig) -> Agent``. Third parties add
+agents by name from an installed package's ``itbench_agents.agents`` entry points (see
+``itbench_agents/plugins.py``), pass ``--agent package.module:factory`` directly, or run any program
+through the ``command`` agent. A plug-in's factory may set ``needs_model = True``; its docstring's
+first line is its description. A plug-in cannot replace a built-in agent's name.
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ class AgentEntry:
     target: str
     description: str
     needs_model: bool = False
+    source: str = "built-in"
+    load_error: str | None = None
+    """Why a plug-in's factory does not import (shown by ``agents list``, raised by ``make_agent``)."""
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
+_PLUGINS_LOADED = False
 
 
 def register(name: str, target: str, description: str = "", needs_model: bool = False) -> None:
@@ -102,14 +108,40 @@ class UnknownAgentError(KeyError):
         return str(self.args[0])
 
 
+def _load_plugins() -> None:
+    """Add the agents of installed packages' entry points (once per process)."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from ..plugins import AGENTS_GROUP, PluginError, plugins
+
+    for p in plugins(AGENTS_GROUP):
+        if p.name in _REGISTRY:
+            continue  # built-ins keep their names; `agents list` shows the one that runs
+        try:
+            factory = p.load()
+        except PluginError as exc:
+            _REGISTRY[p.name] = AgentEntry(
+                p.name, p.value, "does not load", source=p.source, load_error=str(exc)
+            )
+            continue
+        doc = (getattr(factory, "__doc__", None) or "").strip()
+        description = doc.splitlines()[0] if doc else f"plug-in agent ({p.value})"
+        needs_model = bool(getattr(factory, "needs_model", False))
+        _REGISTRY[p.name] = AgentEntry(p.name, p.value, description, needs_model, p.source)
+
+
 def entries() -> list[AgentEntry]:
+    _load_plugins()
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
 def entry(name: str) -> AgentEntry:
     """The registry entry for ``name``; a ``package.module:factory`` string names an unregistered agent."""
+    _load_plugins()
     if name not in _REGISTRY and ":" in name and not name.startswith(":"):
-        return AgentEntry(name, name, "plug-in agent")
+        return AgentEntry(name, name, "plug-in agent", source="--agent module:factory")
     if name not in _REGISTRY:
         import difflib
 
@@ -121,7 +153,10 @@ def entry(name: str) -> AgentEntry:
 
 def available(name: str) -> bool:
     """Whether the agent's module can be imported (its area may not be installed yet)."""
-    mod = entry(name).target.split(":")[0]
+    e = entry(name)
+    if e.load_error:
+        return False
+    mod = e.target.split(":")[0]
     try:
         return importlib.util.find_spec(mod) is not None
     except (ImportError, ValueError):
@@ -130,6 +165,8 @@ def available(name: str) -> bool:
 
 def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
     e = entry(name)
+    if e.load_error:
+        raise ImportError(e.load_error)
     module_name, _, attr = e.target.partition(":")
     module = importlib.import_module(module_name)
     factory = getattr(module, attr)

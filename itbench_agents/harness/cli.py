@@ -22,7 +22,7 @@ agents_app = typer.Typer(help="Agents the harness can run.", no_args_is_help=Tru
 def agents_list(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
 ) -> None:
-    """List registered agents and whether each can be imported here."""
+    """List the agents (built-in and installed plug-ins) and whether each can be imported here."""
     import json
 
     from rich.table import Table
@@ -36,7 +36,8 @@ def agents_list(
             "target": e.target,
             "available": available(e.name),
             "needs_model": e.needs_model,
-            "description": e.description,
+            "description": e.load_error or e.description,
+            "source": e.source,
         }
         for e in entries()
     ]
@@ -44,13 +45,14 @@ def agents_list(
         print(json.dumps(rows, indent=2))
         return
     t = Table(title="agents")
-    for c in ("name", "available", "needs --model", "description"):
+    for c in ("name", "available", "needs --model", "source", "description"):
         t.add_column(c)
     for r in rows:
         t.add_row(
             str(r["name"]),
             "yes" if r["available"] else "no",
             "yes" if r["needs_model"] else "",
+            str(r["source"]),
             str(r["description"]),
         )
     print_table(t)
@@ -122,7 +124,11 @@ def run_cmd(
     ] = None,
     tools: Annotated[
         str,
-        typer.Option(help="agent tool style: direct or nl2 (the paper's NL2* tools)", envvar="ITBENCH_TOOLS"),
+        typer.Option(
+            help="agent tools: direct or nl2 (the paper's NL2* tools), plus registered tools by name: "
+            "direct,+runbook (see `itbench tools list`)",
+            envvar="ITBENCH_TOOLS",
+        ),
     ] = "direct",
     temperature: Annotated[
         float, typer.Option(help="sampling temperature", envvar="ITBENCH_TEMPERATURE")
@@ -293,8 +299,12 @@ def run_cmd(
             for m in mask or []:
                 if m not in ("traces", "logs", "metrics"):
                     raise _fail(f"--mask {m!r}: expected traces, logs or metrics")
-            if tools not in ("direct", "nl2"):
-                raise _fail(f"--tools {tools!r}: expected direct or nl2")
+            from ..tools.toolsets import ToolSelectionError, check_tools
+
+            try:
+                check_tools(tools)
+            except ToolSelectionError as e:
+                raise _fail(str(e)) from None
             options: dict[str, str] = {}
             for kv in agent_option or []:
                 key, sep, value = kv.partition("=")
@@ -328,6 +338,8 @@ def run_cmd(
             specs = []
             for name in agent:
                 ent = entry(name)
+                if ent.load_error:
+                    raise _fail(ent.load_error)
                 if ent.needs_model and not model:
                     raise _fail(f"agent {name!r} needs --model")
                 specs.append(

@@ -1,6 +1,7 @@
 """The scenario registry: every scenario file under a folder, selectable by id, glob, suite or tag.
 
 reg = ScenarioRegistry.default()            # scenarios/sre/*.yaml (+ ciso/, finops/ when present,
+                                            # + installed plug-ins' itbench_agents.scenarios folders,
                                             # + the folders of ITBENCH_SCENARIO_PATH)
 reg.get("sre/ad-failure-flag-v1")
 reg.select(ids=["sre/*-flag-*"], tags=["flagd"])
@@ -55,6 +56,36 @@ def add_scenario_dirs(dirs: Sequence[str | Path]) -> list[str]:
     return have
 
 
+def plugin_scenario_dirs() -> tuple[list[Path], list[Problem]]:
+    """The folders installed packages declare as ``itbench_agents.scenarios`` entry points: a
+    package (its folder), a path, or a callable returning one; and what is wrong with the others."""
+    from ..plugins import SCENARIOS_GROUP, PluginError, plugins
+
+    dirs: list[Path] = []
+    problems: list[Problem] = []
+    for p in plugins(SCENARIOS_GROUP):
+        try:
+            obj = p.load()
+        except PluginError as exc:
+            problems.append(Problem(p.distribution, None, SCENARIOS_GROUP, str(exc)))
+            continue
+        if callable(obj):
+            obj = obj()
+        if isinstance(obj, str | Path):
+            folder = Path(obj)
+        elif getattr(obj, "__path__", None):  # a package: its own folder
+            folder = Path(next(iter(obj.__path__)))  # type: ignore[attr-defined]
+        elif getattr(obj, "__file__", None):
+            folder = Path(obj.__file__).parent  # type: ignore[attr-defined]
+        else:
+            problems.append(
+                Problem(p.distribution, None, SCENARIOS_GROUP, f"{p.name} = {p.value!r} names no folder")
+            )
+            continue
+        dirs.append(folder.resolve())
+    return dirs, problems
+
+
 class ScenarioSelectionError(ValueError):
     """A selection that contradicts itself (an id outside the suite it is meant to narrow)."""
 
@@ -85,7 +116,7 @@ class ScenarioRegistry:
         problems: list[Problem] = []
         seen: dict[str, Path] = {}
         paths: list[Path] = []
-        for root in roots:
+        for root in dict.fromkeys(roots):  # a folder named twice (plug-in and env) loads once
             if not root.is_dir():
                 problems.append(Problem(str(root), None, SCENARIO_PATH_ENV, "no such scenario folder"))
                 continue
@@ -112,8 +143,12 @@ class ScenarioRegistry:
 
     @classmethod
     def default(cls) -> ScenarioRegistry:
-        """The package's library plus the folders of ``ITBENCH_SCENARIO_PATH`` (``--scenarios-dir``)."""
-        return cls.from_dirs([scenarios_dir(), *extra_scenario_dirs()])
+        """The package's library, installed plug-ins' scenario folders, and the folders of
+        ``ITBENCH_SCENARIO_PATH`` (``--scenarios-dir``)."""
+        plugin_dirs, problems = plugin_scenario_dirs()
+        if problems:
+            raise ScenarioLoadError(problems)
+        return cls.from_dirs([scenarios_dir(), *plugin_dirs, *extra_scenario_dirs()])
 
     # ------------------------------------------------------------------ queries
     def __len__(self) -> int:

@@ -1,6 +1,8 @@
-"""``itbench mcp serve``: the agent tools over the Model Context Protocol (stdio).
+"""``itbench mcp serve`` (the agent tools over the Model Context Protocol, stdio) and
+``itbench tools list`` (every registered tool, plug-ins included, with its source).
 
     itbench mcp serve --endpoints run/endpoints.json --namespace otel-demo --allow-mutate
+    itbench mcp serve --endpoints run/endpoints.json --tools direct,+runbook
 
 Claude Code, Codex or any MCP client can then use the same tools as the baseline agents.
 """
@@ -12,6 +14,49 @@ from pathlib import Path
 import typer
 
 mcp_app = typer.Typer(help="Serve the agent tools over the Model Context Protocol.", no_args_is_help=True)
+tools_app = typer.Typer(help="The tools agents and MCP clients can use.", no_args_is_help=True)
+
+
+@tools_app.command("list")
+def tools_list(
+    as_json: bool = typer.Option(False, "--json", help="print JSON", envvar="ITBENCH_JSON"),
+) -> None:
+    """List every registered tool (built-in and installed plug-ins): kind, the sets it is in, source."""
+    import json
+
+    from rich.table import Table
+
+    from ..report.console import print_table
+    from .registry import all_tools, broken_plugins, tool_source
+    from .toolsets import DIRECT, NL2
+
+    rows: list[dict[str, object]] = []
+    for name, spec in sorted(all_tools().items()):
+        sets = [s for s, names in (("direct", DIRECT), ("nl2", NL2)) if name in names]
+        rows.append(
+            {
+                "name": name,
+                "kind": spec.kind,
+                "sets": sets,
+                "source": tool_source(name),
+                "description": spec.description.split("\n\n")[0].replace("\n", " "),
+            }
+        )
+    for name, reason in sorted(broken_plugins().items()):
+        rows.append(
+            {"name": name, "kind": "", "sets": [], "source": "plug-in (broken)", "description": reason}
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    t = Table(title="tools (add one to an agent with --tools direct,+NAME)")
+    for c in ("name", "kind", "sets", "source", "description"):
+        t.add_column(c)
+    for r in rows:
+        in_sets = r["sets"]
+        assert isinstance(in_sets, list)
+        t.add_row(str(r["name"]), str(r["kind"]), ", ".join(in_sets), str(r["source"]), str(r["description"]))
+    print_table(t)
 
 
 @mcp_app.command("serve")
@@ -25,7 +70,11 @@ def serve(
     allow_mutate: bool = typer.Option(
         False, "--allow-mutate", help="Allow mutating kubectl commands (mitigation)."
     ),
-    tools: str = typer.Option("direct", "--tools", help="direct | nl2 | all"),
+    tools: str = typer.Option(
+        "direct",
+        "--tools",
+        help="direct | nl2 | all, then registered tools by name: direct,+runbook (see `itbench tools list`)",
+    ),
     tool_model: str | None = typer.Option(
         None, "--tool-model", help="Model for the NL2* tools (litellm string)."
     ),
@@ -46,8 +95,7 @@ def serve(
     from ..twin.endpoints import Endpoints
     from .adapters import to_mcp
     from .context import ToolContext
-    from .registry import all_tools
-    from .toolsets import DIRECT, NL2
+    from .toolsets import ToolSelectionError, check_tools, toolset
 
     try:
         eps = Endpoints.read(endpoints)
@@ -58,9 +106,11 @@ def serve(
         raise typer.BadParameter(
             f"{endpoints}: not a valid endpoints file ({fields})", param_hint="--endpoints"
         ) from None
-    if tools not in {"direct", "nl2", "all"}:
-        raise typer.BadParameter("must be direct, nl2 or all", param_hint="--tools")
-    if tools == "nl2" and not tool_model:
+    try:
+        selection = check_tools(tools, bases=("direct", "nl2", "all"))
+    except ToolSelectionError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tools") from None
+    if selection.base == "nl2" and not tool_model:
         raise typer.BadParameter("the NL2* tools need --tool-model", param_hint="--tools")
     ctx = ToolContext(
         endpoints=eps,
@@ -80,7 +130,5 @@ def serve(
         except ModelConfigError as exc:
             raise typer.BadParameter(str(exc), param_hint="--tool-model") from None
         ctx.tool_model = LLMClient.create(settings, role="tools")
-    registry = all_tools()
-    names = {"direct": DIRECT, "nl2": NL2, "all": list(dict.fromkeys(DIRECT + NL2))}[tools]
-    server = to_mcp([registry[n] for n in names], ctx)
+    server = to_mcp(toolset(selection), ctx)
     server.run("stdio")

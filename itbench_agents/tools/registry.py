@@ -13,7 +13,8 @@ model sees, and its ``Args:`` section describes the parameters::
         \"\"\"
 
 The decorator builds a :class:`ToolSpec` (name, description, kind, a pydantic model of the
-arguments) and registers it. Adapters (``adapters.py``) turn specs into LangChain tools, OpenAI
+arguments) and registers it. Installed packages add tools through ``itbench_agents.tools`` entry
+points naming such functions (``itbench_agents/plugins.py``); ``itbench tools list`` shows them all. Adapters (``adapters.py``) turn specs into LangChain tools, OpenAI
 function schemas and an MCP server, so every agent shares exactly the same tools.
 
 Tool errors are observations: raise :class:`ToolError` (or anything else) inside a tool and
@@ -35,6 +36,13 @@ if TYPE_CHECKING:
     from .context import ToolContext
 
 ToolKind = Literal["read", "mutate"]
+
+
+class UnknownToolError(KeyError):
+    """A tool name nothing registered (or a plug-in tool that did not load, with the reason)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class ToolError(Exception):
@@ -89,6 +97,10 @@ class ToolSpec:
 
 
 _REGISTRY: dict[str, ToolSpec] = {}
+_SOURCES: dict[str, str] = {}
+"""Where a tool came from, when not from this package or a plain in-process ``@tool``."""
+_BROKEN: dict[str, str] = {}
+_PLUGINS_LOADED = False
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -144,13 +156,65 @@ def tool(*, kind: ToolKind, name: str | None = None) -> Callable[[Callable[..., 
 def _load_builtin() -> None:
     from . import alerts, kubectl, logql, nl2, promql, topology, traces, wait  # noqa: F401
 
+    _load_plugins()
+
+
+def _load_plugins() -> None:
+    """Register the tools of installed packages' entry points (once per process). An entry point
+    names a ``@tool`` function (or a :class:`ToolSpec`) whose tool name is the entry point's name.
+    A plug-in that does not load is set aside with its reason (:func:`broken_plugins`), so one broken
+    package does not take the built-in tools down with it; asking for it by name raises the reason."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from ..plugins import TOOLS_GROUP, PluginError, plugins
+
+    for p in plugins(TOOLS_GROUP):
+        try:
+            obj = p.load()
+        except PluginError as exc:
+            _BROKEN[p.name] = str(exc)
+            continue
+        spec = obj if isinstance(obj, ToolSpec) else getattr(obj, "spec", None)
+        where = f"plug-in tool {p.name!r} ({p.value}, from {p.distribution})"
+        if not isinstance(spec, ToolSpec):
+            _BROKEN[p.name] = f"{where} is not a function decorated with @tool(kind=...) nor a ToolSpec"
+        elif spec.name != p.name:
+            _BROKEN[p.name] = f"{where} registers a tool named {spec.name!r}: the names must agree"
+        elif _REGISTRY.setdefault(spec.name, spec) is not spec:
+            _BROKEN[p.name] = f"{where} has the name of a tool that exists ({tool_source(spec.name)})"
+        else:
+            _SOURCES[spec.name] = p.source
+
+
+def broken_plugins() -> dict[str, str]:
+    """Plug-in tools that did not load, by entry point name, with the reason."""
+    _load_builtin()
+    return dict(_BROKEN)
+
+
+def tool_source(name: str) -> str:
+    """``built-in``, ``plug-in: <package> <version>`` or the module that registered it."""
+    if name in _SOURCES:
+        return _SOURCES[name]
+    module = _REGISTRY[name].fn.__module__
+    return "built-in" if module.startswith("itbench_agents.") else f"registered by {module}"
+
 
 def get_tool(name: str) -> ToolSpec:
     _load_builtin()
-    try:
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown tool {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+    if name in _BROKEN:
+        raise UnknownToolError(_BROKEN[name])
+    import difflib
+
+    close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownToolError(
+        f"unknown tool {name!r}{hint} (known: {', '.join(sorted(_REGISTRY))}; see `itbench tools list`)"
+    )
 
 
 def all_tools() -> dict[str, ToolSpec]:

@@ -23,7 +23,9 @@ def preflight(config: AgentConfig) -> None:
 
     replay = bool(config.replay_dir)
     preflight_model(settings_for(config), replay_dir=config.replay_dir, role="agent")
-    if config.tools == "nl2" and (config.tool_model or not replay):
+    from ...tools.toolsets import check_tools
+
+    if check_tools(config.tools).mode == "nl2" and (config.tool_model or not replay):
         preflight_model(settings_for(config, tools=True), replay_dir=config.replay_dir, role="tools")
 
 

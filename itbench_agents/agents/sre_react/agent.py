@@ -7,6 +7,7 @@ from typing import Any
 from ...llm.client import LLMClient
 from ...llm.models import ModelSettings
 from ...tools.context import ToolContext
+from ...tools.toolsets import parse_tools
 from ..base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task, Usage
 from .context import Context
 from .tools import build_services
@@ -57,7 +58,7 @@ class SREReactAgent:
             llm_summary=bool(opts.get("llm_summary", False)),
         )
         tool_llm: LLMClient | None = None
-        if cfg.tools == "nl2":
+        if parse_tools(cfg.tools).mode == "nl2":
             tool_llm = LLMClient.create(
                 settings_for(cfg, tools=True),
                 role="tools",
@@ -66,7 +67,7 @@ class SREReactAgent:
                 replay_dir=cfg.replay_dir,
             )
             tool_ctx.tool_model = tool_llm
-        svc = build_services(llm=llm, tool_ctx=tool_ctx, mode=cfg.tools, events=events)
+        svc = build_services(llm=llm, tool_ctx=tool_ctx, tools=cfg.tools, events=events)
         self.last_services = svc
         max_steps = min(int(opts.get("max_steps", task.limits.max_steps)), task.limits.max_steps)
         context = Context(

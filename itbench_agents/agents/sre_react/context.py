@@ -20,7 +20,8 @@ class Context:
     base_url: str | None = field(default_factory=lambda: os.environ.get("ITBENCH_BASE_URL"))
     api_key_env: str | None = field(default_factory=lambda: os.environ.get("ITBENCH_API_KEY_ENV"))
     tools: str = "direct"
-    """``direct`` query tools or the paper's ``nl2`` tools."""
+    """``direct`` query tools or the paper's ``nl2`` tools, plus or minus registered tools by name
+    (``direct,+runbook``; see ``itbench_agents/tools/toolsets.py``)."""
     endpoints_file: str | None = field(default_factory=lambda: os.environ.get("ITBENCH_ENDPOINTS"))
     namespaces: list[str] = field(default_factory=list)
     max_steps: int = 40

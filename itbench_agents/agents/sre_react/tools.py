@@ -1,6 +1,7 @@
 """Tools wiring for sre-react: the per-episode services and the tool-execution step.
 
-Tools are the shared ones from ``itbench_agents.tools`` (``--tools direct|nl2``); during diagnosis
+Tools are the shared ones from ``itbench_agents.tools`` (``--tools direct|nl2``, plus registered
+tools by name: ``direct,+runbook``); during diagnosis
 the kubectl policy refuses mutations, during mitigation it allows them.
 """
 
@@ -16,7 +17,7 @@ from ...llm.client import LLMClient
 from ...tools.adapters import to_langchain
 from ...tools.context import ToolContext
 from ...tools.registry import ToolSpec
-from ...tools.toolsets import ToolMode, toolset
+from ...tools.toolsets import ToolSelection, parse_tools, toolset
 from ..base import EventSink
 from .context import Context
 
@@ -41,10 +42,11 @@ def build_services(
     *,
     llm: LLMClient,
     tool_ctx: ToolContext,
-    mode: ToolMode,
+    tools: str | ToolSelection,
     events: EventSink,
 ) -> Services:
-    specs = {s.name: s for s in toolset(mode, tool_ctx.masked)}
+    """``tools``: a ``--tools`` selection (``direct``, ``nl2``, ``direct,+runbook``...)."""
+    specs = {s.name: s for s in toolset(tools, tool_ctx.masked)}
     return Services(llm=llm, tool_ctx=tool_ctx, specs=specs, events=events)
 
 
@@ -67,12 +69,12 @@ def services_from_context(ctx: Context) -> Services:
     settings = ModelSettings(model=ctx.model, base_url=ctx.base_url, api_key_env=ctx.api_key_env)
     llm = LLMClient.create(settings, role="agent", events=sink)
     tctx = ToolContext(endpoints=eps, namespaces=list(ctx.namespaces))
-    if ctx.tools == "nl2":
+    if parse_tools(ctx.tools).mode == "nl2":
         tsettings = ModelSettings(
             model=ctx.tool_model or ctx.model, base_url=ctx.base_url, api_key_env=ctx.api_key_env
         )
         tctx.tool_model = LLMClient.create(tsettings, role="tools", events=sink)
-    return build_services(llm=llm, tool_ctx=tctx, mode="nl2" if ctx.tools == "nl2" else "direct", events=sink)
+    return build_services(llm=llm, tool_ctx=tctx, tools=ctx.tools, events=sink)
 
 
 def run_tool_calls(svc: Services, msg: AIMessage, step: int) -> tuple[list[ToolMessage], int]:

@@ -1,0 +1,64 @@
+"""Plug-ins from installed packages: agents, tools and scenario folders named in entry points.
+
+A package extends itbench-agents without editing it by declaring entry points in its
+``pyproject.toml`` (``examples/plugin/`` is a complete one)::
+
+    [project.entry-points."itbench_agents.agents"]
+    runbook-responder = "my_pkg.agent:make_agent"       # factory(config: AgentConfig) -> Agent
+
+    [project.entry-points."itbench_agents.tools"]
+    runbook = "my_pkg.tools:runbook"                    # a function decorated with @tool
+
+    [project.entry-points."itbench_agents.scenarios"]
+    my-scenarios = "my_pkg.scenarios"                   # a package (its folder) or a path/callable
+
+Entry points are read when a registry is first asked for its contents, never at import time; every
+process (run workers included) finds the same plug-ins, so a resumed run does too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+AGENTS_GROUP = "itbench_agents.agents"
+TOOLS_GROUP = "itbench_agents.tools"
+SCENARIOS_GROUP = "itbench_agents.scenarios"
+
+
+class PluginError(RuntimeError):
+    """A plug-in's entry point that cannot be used (import fails, wrong kind of object)."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    group: str
+    name: str
+    value: str
+    """``module`` or ``module:attribute``, as written in the entry point."""
+    distribution: str
+    """The installed package that declares it, with its version (``my-pkg 0.1.0``)."""
+
+    @property
+    def source(self) -> str:
+        return f"plug-in: {self.distribution}"
+
+    def load(self) -> object:
+        try:
+            return metadata.EntryPoint(self.name, self.value, self.group).load()
+        except Exception as exc:
+            raise PluginError(
+                f"plug-in {self.name!r} ({self.group} = {self.value!r}, from {self.distribution}) "
+                f"does not load: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def plugins(group: str) -> list[Plugin]:
+    """The entry points of ``group`` in the installed distributions, sorted by name; a name
+    declared twice keeps its first declaration."""
+    out: dict[str, Plugin] = {}
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist
+        label = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown package"
+        out.setdefault(ep.name, Plugin(group, ep.name, ep.value, label))
+    return [out[k] for k in sorted(out)]

@@ -1,0 +1,164 @@
+"""Plug-ins through entry points (issue 27): agents, tools and scenario folders from an installed
+package, with their source, and clear reasons when one is broken. The "installed package" here is a
+``.dist-info`` folder on ``sys.path``, which is all ``importlib.metadata`` reads."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from itbench_agents.agents import registry as agents
+from itbench_agents.scenario.loader import ScenarioLoadError
+from itbench_agents.scenario.registry import ScenarioRegistry
+from itbench_agents.tools import registry as tools
+
+EXAMPLE_SCENARIOS = Path(__file__).resolve().parents[2] / "examples/plugin/itbench_example_plugin/scenarios"
+
+
+def install_fake(root: Path, entry_points: str, modules: dict[str, str]) -> None:
+    """A distribution ``fake-plugin 0.1`` with ``entry_points`` and the modules ``modules``."""
+    info = root / "fake_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    for name, code in modules.items():
+        (root / f"{name}.py").write_text(textwrap.dedent(code))
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Registries that read entry points again, restored afterwards; ``tmp_path`` on ``sys.path``."""
+    tools.all_tools()
+    monkeypatch.setattr(agents, "_REGISTRY", dict(agents._REGISTRY))
+    monkeypatch.setattr(agents, "_PLUGINS_LOADED", False)
+    monkeypatch.setattr(tools, "_REGISTRY", dict(tools._REGISTRY))
+    monkeypatch.setattr(tools, "_SOURCES", {})
+    monkeypatch.setattr(tools, "_BROKEN", {})
+    monkeypatch.setattr(tools, "_PLUGINS_LOADED", False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+AGENT = '''
+    from itbench_agents.agents.noop import make_agent as _noop
+
+
+    def make_agent(config):
+        """Does nothing, from a plug-in."""
+        return _noop(config)
+
+
+    make_agent.needs_model = True
+'''
+
+
+def test_a_plugin_agent_is_listed_with_its_source_and_runs(fresh: Path) -> None:
+    install_fake(
+        fresh,
+        """
+        [itbench_agents.agents]
+        fake-noop = fakeplug_agent:make_agent
+        noop = fakeplug_agent:make_agent
+        broken = fakeplug_missing:make_agent
+        """,
+        {"fakeplug_agent": AGENT},
+    )
+    e = agents.entry("fake-noop")
+    assert (e.source, e.description, e.needs_model) == (
+        "plug-in: fake-plugin 0.1",
+        "Does nothing, from a plug-in.",
+        True,
+    )
+    assert agents.make_agent("fake-noop").name == "noop"
+    assert agents.entry("noop").source == "built-in"  # a plug-in cannot take a built-in's name
+    broken = agents.entry("broken")
+    assert not agents.available("broken")
+    assert "fakeplug_missing" in (broken.load_error or "") and "fake-plugin 0.1" in (broken.load_error or "")
+    with pytest.raises(ImportError, match="from fake-plugin 0.1"):
+        agents.make_agent("broken")
+
+    from typer.testing import CliRunner
+
+    from itbench_agents.cli import app
+
+    res = CliRunner().invoke(app, ["agents", "list", "--json"])
+    rows = {r["name"]: r for r in json.loads(res.output)}
+    assert rows["fake-noop"]["source"] == "plug-in: fake-plugin 0.1" and rows["fake-noop"]["available"]
+    assert rows["broken"]["available"] is False and "does not load" in rows["broken"]["description"]
+    res = CliRunner().invoke(app, ["run", "-s", "sre/ad-scaled-to-zero-v1", "--agent", "broken"])
+    assert res.exit_code == 2 and "does not load: ModuleNotFoundError" in res.output
+
+
+def test_plugin_tools_and_broken_ones(fresh: Path) -> None:
+    install_fake(
+        fresh,
+        """
+        [itbench_agents.tools]
+        shout = fakeplug_tools:shout
+        whisper = fakeplug_tools:shout
+        notatool = fakeplug_tools:CONSTANT
+        """,
+        {
+            "fakeplug_tools": '''
+            from itbench_agents.tools.registry import tool
+
+            CONSTANT = 3
+
+
+            @tool(kind="read")
+            def shout(ctx, text: str) -> str:
+                """Say it louder.
+
+                Args:
+                    text: What to say.
+                """
+                return text.upper()
+            '''
+        },
+    )
+    from itbench_agents.tools.context import ToolContext
+    from itbench_agents.twin.endpoints import Endpoints
+
+    ctx = ToolContext(endpoints=Endpoints(kubeconfig="kubeconfig", kube_url="http://127.0.0.1:1"))
+    assert tools.get_tool("shout").invoke(ctx, {"text": "hi"}).output == "HI"
+    assert tools.tool_source("shout") == "plug-in: fake-plugin 0.1"
+    assert tools.tool_source("kubectl") == "built-in"
+    broken = tools.broken_plugins()
+    assert "registers a tool named 'shout': the names must agree" in broken["whisper"]
+    assert "not a function decorated with @tool" in broken["notatool"]
+    with pytest.raises(tools.UnknownToolError, match="the names must agree"):
+        tools.get_tool("whisper")
+
+    from typer.testing import CliRunner
+
+    from itbench_agents.cli import app
+
+    rows = {r["name"]: r for r in json.loads(CliRunner().invoke(app, ["tools", "list", "--json"]).output)}
+    assert rows["shout"]["source"] == "plug-in: fake-plugin 0.1" and rows["shout"]["sets"] == []
+    assert rows["kubectl"]["sets"] == ["direct"] and rows["wait"]["sets"] == ["direct", "nl2"]
+    assert rows["notatool"]["source"] == "plug-in (broken)"
+
+
+def test_plugin_scenario_folders(fresh: Path) -> None:
+    install_fake(
+        fresh,
+        """
+        [itbench_agents.scenarios]
+        example = fakeplug_scen:folder
+        """,
+        {"fakeplug_scen": f"def folder():\n    return {str(EXAMPLE_SCENARIOS)!r}\n"},
+    )
+    reg = ScenarioRegistry.default()
+    assert "sre/hotel-search-scaled-to-zero-v1" in reg and "sre/ad-scaled-to-zero-v1" in reg
+    assert reg.files["sre/hotel-search-scaled-to-zero-v1"].is_relative_to(EXAMPLE_SCENARIOS)
+
+
+def test_a_broken_scenario_plugin_names_its_package(fresh: Path) -> None:
+    install_fake(fresh, "[itbench_agents.scenarios]\nexample = fakeplug_nothing\n", {})
+    with pytest.raises(
+        ScenarioLoadError, match=r"fake-plugin 0.1: itbench_agents.scenarios: .*does not load"
+    ):
+        ScenarioRegistry.default()
