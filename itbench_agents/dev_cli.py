@@ -14,6 +14,9 @@ def promql_conformance(
     directory: Path = typer.Argument(..., help="Folder of Prometheus promqltest *.test scripts."),
     failures: bool = typer.Option(False, "--failures", "-f", help="List every failing eval with its reason."),
     skips: bool = typer.Option(False, "--skips", help="Summarise skip reasons."),
+    as_json: bool = typer.Option(
+        False, "--json", help="print JSON (per file and in total)", envvar="ITBENCH_JSON"
+    ),
 ) -> None:
     """Run PromQL conformance scripts against the twin's engine: pass rate per file and in total."""
     import warnings
@@ -22,6 +25,7 @@ def promql_conformance(
     from rich.console import Console
     from rich.table import Table
 
+    from .report.console import print_table
     from .twin.prometheus.conformance import run_dir, summary
 
     console = Console()
@@ -34,6 +38,24 @@ def promql_conformance(
     if not reports:
         console.print(f"[yellow]no *.test files in {directory}[/]")
         raise typer.Exit(1)
+    s = summary(reports)
+    exit_code = 0 if s["failed"] == 0 or s["rate_run"] >= 0.9 else 1
+    if as_json:
+        import json
+
+        files = [
+            {
+                "file": r.file,
+                "passed": r.passed,
+                "failed": r.failed,
+                "skipped": r.skipped,
+                "skipped_native_histogram": r.skipped_nh,
+                "pass_rate": r.rate(),
+            }
+            for r in reports
+        ]
+        print(json.dumps({"files": files, "total": s}, indent=1))
+        raise typer.Exit(exit_code)
     table = Table(title=f"PromQL conformance: {directory}")
     for col in ("file", "passed", "failed", "skipped", "of which native hist.", "pass rate"):
         table.add_column(col, justify="left" if col == "file" else "right")
@@ -41,7 +63,6 @@ def promql_conformance(
         table.add_row(
             r.file, str(r.passed), str(r.failed), str(r.skipped), str(r.skipped_nh), f"{r.rate():.1%}"
         )
-    s = summary(reports)
     table.add_row(
         "[bold]total[/]",
         f"{s['passed']:.0f}",
@@ -50,7 +71,7 @@ def promql_conformance(
         f"{s['skipped_native_histogram']:.0f}",
         f"[bold]{s['rate_run']:.1%}[/]",
     )
-    console.print(table)
+    print_table(table)
     console.print(
         f"pass rate of evaluated cases: {s['rate_run']:.1%}; of all non-native-histogram cases "
         f"(unsupported experimental features counted as not passed): {s['rate_non_nh']:.1%}"
@@ -64,4 +85,4 @@ def promql_conformance(
             for case in rep.results:
                 if case.status == "fail":
                     console.print(f"  [red]FAIL[/] {rep.file}:{case.line} {case.expr}\n       {case.reason}")
-    raise typer.Exit(0 if s["failed"] == 0 or s["rate_run"] >= 0.9 else 1)
+    raise typer.Exit(exit_code)

@@ -155,6 +155,12 @@ def test_plugin_scenario_folders(fresh: Path) -> None:
     assert "sre/hotel-search-scaled-to-zero-v1" in reg and "sre/ad-scaled-to-zero-v1" in reg
     assert reg.files["sre/hotel-search-scaled-to-zero-v1"].is_relative_to(EXAMPLE_SCENARIOS)
 
+    from itbench_agents.scenario.validate import validate_scenario
+
+    sid = "sre/hotel-search-scaled-to-zero-v1"
+    result = validate_scenario(reg.get(sid), file=reg.files[sid])  # the example stays a valid scenario
+    assert result.ok, [str(c) for c in result.checks if not c.ok]
+
 
 def test_a_broken_scenario_plugin_names_its_package(fresh: Path) -> None:
     install_fake(fresh, "[itbench_agents.scenarios]\nexample = fakeplug_nothing\n", {})

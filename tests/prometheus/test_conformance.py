@@ -59,3 +59,19 @@ def test_runner_detects_wrong_expectations() -> None:
     statuses = [r.status for r in rep.results]
     assert statuses == ["pass", "fail", "pass", "pass"]
     assert "expected 999" in rep.results[1].reason
+
+
+def test_the_cli_prints_json_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``itbench dev promql-conformance DIR --json``: per file and in total, exit 1 below 90%."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from itbench_agents.cli import app
+
+    (tmp_path / "inline.test").write_text(SCRIPT)
+    res = CliRunner().invoke(app, ["dev", "promql-conformance", str(tmp_path), "--json"])
+    body = json.loads(res.output)
+    assert body["files"][0]["file"] == "inline.test"
+    assert (body["total"]["passed"], body["total"]["failed"]) == (3, 1)
+    assert res.exit_code == 1  # 75% < 90%
