@@ -1,0 +1,347 @@
+"""Apply Kyverno policies (``kyverno.io/v1`` ClusterPolicy / Policy, validate rules) to one
+admission request and say, rule by rule, ``pass``, ``fail``, ``warn``, ``skip`` or ``error`` with
+Kyverno's messages.
+
+A rule is evaluated as Kyverno's validate handler does: match/exclude, context entries,
+preconditions (unmet: skip), then ``deny`` conditions, ``pattern`` / ``anyPattern`` (after
+variable substitution) or ``foreach``. What this engine does not implement (``validate.cel``,
+``podSecurity``, image verification...) is an ``error`` result saying so, never a pass.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from .autogen import generate
+from .conditions import ConditionError, evaluate_block
+from .match import Request, rule_selects
+from .pattern import match_pattern
+from .variables import Context, VariableError, substitute
+
+SCORED = "policies.kyverno.io/scored"
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    policy: str
+    rule: str
+    status: str  # pass | fail | warn | skip | error
+    message: str = ""
+
+
+@dataclass
+class Admission:
+    """One request: the object (None for DELETE), the old object, the operation, who asks, and
+    the values a test or a cluster supplies (namespace labels, rule values, context data)."""
+
+    obj: dict[str, Any] | None
+    operation: str = "CREATE"
+    old: dict[str, Any] | None = None
+    namespace_labels: dict[str, str] = field(default_factory=dict)
+    user_info: dict[str, Any] = field(default_factory=dict)
+    roles: list[str] = field(default_factory=list)
+    cluster_roles: list[str] = field(default_factory=list)
+    variables: dict[str, Any] = field(default_factory=dict)
+    """Resource-level values (dotted keys), e.g. ``request.operation``."""
+    rule_values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per rule name: values injected into that rule's context."""
+    foreach_values: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+
+    @property
+    def resource(self) -> dict[str, Any]:
+        return self.obj if self.obj is not None else (self.old or {})
+
+
+def policy_rules(policy: dict[str, Any]) -> list[dict[str, Any]]:
+    """The policy's rules plus the ones Kyverno generates for Pod controllers."""
+    rules = list((policy.get("spec") or {}).get("rules") or [])
+    return rules + generate(policy)
+
+
+def apply_policy(policy: dict[str, Any], adm: Admission) -> list[RuleResult]:
+    """Every rule of ``policy`` that selects the request, with its result."""
+    name = str((policy.get("metadata") or {}).get("name", ""))
+    resource = adm.resource
+    if policy.get("kind") == "Policy":
+        pns = (policy.get("metadata") or {}).get("namespace") or "default"
+        if (resource.get("metadata") or {}).get("namespace", "") != pns:
+            return []
+    scored = (
+        str(((policy.get("metadata") or {}).get("annotations") or {}).get(SCORED, "true")).lower() != "false"
+    )
+    req = Request(
+        resource=resource,
+        operation=adm.operation,
+        namespace_labels=adm.namespace_labels,
+        username=str(adm.user_info.get("username", "")),
+        groups=list(adm.user_info.get("groups") or []),
+        roles=adm.roles,
+        cluster_roles=adm.cluster_roles,
+    )
+    out = []
+    for rule in policy_rules(policy):
+        if "validate" not in rule or not rule_selects(rule, req):
+            continue
+        ctx = _context(adm, rule)
+        status, message = _validate_rule(rule, ctx, adm)
+        if status == "fail" and not scored:
+            status = "warn"
+        out.append(RuleResult(name, str(rule.get("name", "")), status, message))
+    return out
+
+
+def _context(adm: Admission, rule: dict[str, Any]) -> Context:
+    resource = adm.resource
+    meta = resource.get("metadata") or {}
+    request: dict[str, Any] = {
+        "operation": adm.operation,
+        "object": adm.obj if adm.obj is not None else {},
+        "oldObject": adm.old if adm.old is not None else {},
+        "namespace": meta.get("namespace", "")
+        if resource.get("kind") != "Namespace"
+        else meta.get("name", ""),
+        "name": meta.get("name", ""),
+        "userInfo": adm.user_info,
+        "roles": adm.roles,
+        "clusterRoles": adm.cluster_roles,
+        "kind": {"kind": resource.get("kind", "")},
+    }
+    ctx = Context({"request": request})
+    username = str(adm.user_info.get("username", ""))
+    if username.startswith("system:serviceaccount:"):
+        parts = username.split(":")
+        ctx.data["serviceAccountName"] = parts[-1]
+        ctx.data["serviceAccountNamespace"] = parts[2] if len(parts) > 3 else ""
+    for key, value in adm.variables.items():
+        ctx.set(key, value)
+    for key, value in (adm.rule_values.get(str(rule.get("name", ""))) or {}).items():
+        ctx.set(key, value)
+    return ctx
+
+
+def _load_context(entries: list[dict[str, Any]], ctx: Context, given: dict[str, Any]) -> None:
+    """Context entries: ``variable`` entries are computed; the others (configMap, apiCall,
+    imageRegistry, globalReference) come from the supplied values (a test's Values file)."""
+    for entry in entries or []:
+        name = str(entry.get("name", ""))
+        if "variable" in entry:
+            var = entry["variable"] or {}
+            value = substitute(var.get("value"), ctx, f"/context/{name}/") if "value" in var else None
+            if var.get("jmesPath"):
+                source = value if "value" in var else ctx.data
+                try:
+                    from .variables import query
+
+                    value = query(substitute(var["jmesPath"], ctx), source)
+                except VariableError:
+                    value = None
+            if value is None and "default" in var:
+                value = substitute(var["default"], ctx)
+            if value is None:
+                raise VariableError(f"failed to add variable {name} to the context: no value")
+            ctx.set(name, value)
+        elif name not in given and _lookup(ctx, name) is None:
+            kind = next(
+                (k for k in ("configMap", "apiCall", "imageRegistry", "globalReference") if k in entry), "?"
+            )
+            raise VariableError(f"context entry {name} ({kind}) needs a cluster; no value was supplied")
+
+
+def _lookup(ctx: Context, dotted: str) -> Any:
+    node: Any = ctx.data
+    for p in dotted.split("."):
+        if not isinstance(node, dict) or p not in node:
+            return None
+        node = node[p]
+    return node
+
+
+def _validate_rule(rule: dict[str, Any], ctx: Context, adm: Admission) -> tuple[str, str]:
+    validate = rule.get("validate") or {}
+    name = str(rule.get("name", ""))
+    try:
+        _load_context(rule.get("context") or [], ctx, adm.rule_values.get(name) or {})
+    except VariableError as exc:
+        return "error", f"failed to load context: {exc}"
+    try:
+        if not evaluate_block(rule.get("preconditions"), ctx, missing=""):
+            return "skip", "preconditions not met"
+    except ConditionError as exc:
+        return "error", f"failed to evaluate preconditions: {exc}"
+    return _validate_body(rule, validate, ctx, adm, nesting=0)
+
+
+def _validate_body(
+    rule: dict[str, Any], body: dict[str, Any], ctx: Context, adm: Admission, nesting: int
+) -> tuple[str, str]:
+    name = str(rule.get("name", ""))
+    message = (rule.get("validate") or {}).get("message", "")
+    if "deny" in body:
+        try:
+            denied = evaluate_block((body.get("deny") or {}).get("conditions"), ctx)
+        except ConditionError as exc:
+            return "error", f"failed to check deny conditions: {exc}"
+        if denied:
+            return "fail", _message(message, ctx) or f"validation error: rule {name} failed"
+        return "pass", f"validation rule '{name}' passed."
+    if "pattern" in body or "anyPattern" in body:
+        return _patterns(rule, body, ctx, adm)
+    if "foreach" in body:
+        return _foreach(rule, body["foreach"], ctx, adm, nesting)
+    for unsupported in ("cel", "podSecurity", "manifests", "assert"):
+        if unsupported in body:
+            return "error", f"validate.{unsupported} is not supported by this engine"
+    return "error", f"rule {name}: no deny, pattern, anyPattern or foreach to validate with"
+
+
+def _message(message: str, ctx: Context) -> str:
+    if not message:
+        return ""
+    try:
+        out = substitute(message, ctx)
+    except VariableError:
+        return message
+    return out if isinstance(out, str) else str(out)
+
+
+def _patterns(rule: dict[str, Any], body: dict[str, Any], ctx: Context, adm: Admission) -> tuple[str, str]:
+    name = str(rule.get("name", ""))
+    message = (rule.get("validate") or {}).get("message", "")
+    if adm.obj is None:
+        return "skip", "skipping validation on deleted resource"
+    target: Any = adm.obj
+    try:
+        if "pattern" in body:
+            pattern = substitute(copy.deepcopy(body["pattern"]), ctx)
+            miss = match_pattern(target, pattern)
+            if miss is None:
+                return "pass", f"validation rule '{name}' passed."
+            if miss.skips:
+                return "skip", str(miss)
+            return "fail", _failed_at(name, message, ctx, miss.path, str(miss))
+        any_patterns = substitute(copy.deepcopy(body["anyPattern"]), ctx)
+    except VariableError as exc:
+        return "error", f"variable substitution failed: {exc}"
+    if not isinstance(any_patterns, list):
+        return "error", "failed to deserialize anyPattern, expected type array"
+    failed, skipped = [], []
+    for i, p in enumerate(any_patterns):
+        miss = match_pattern(target, p)
+        if miss is None:
+            return "pass", f"validation rule '{name}' anyPattern[{i}] passed."
+        if miss.skips:
+            skipped.append(f"rule {name}[{i}] skipped: {miss}")
+        elif miss.path:
+            failed.append(f"rule {name}[{i}] failed at path {miss.path}")
+        else:
+            failed.append(f"rule {name}[{i}] failed: {miss}")
+    if skipped and not failed:
+        return "skip", " ".join(skipped)
+    text = " ".join(failed)
+    if not message:
+        return "fail", f"validation error: {text}"
+    msg = _message(message, ctx)
+    return "fail", f"validation error: {msg} {text}" if msg.endswith(
+        "."
+    ) else f"validation error: {msg}. {text}"
+
+
+def _failed_at(name: str, message: str, ctx: Context, path: str, err: str) -> str:
+    if not message:
+        if path:
+            return f"validation error: rule {name} failed at path {path}"
+        return f"validation error: rule {name} execution error: {err}"
+    msg = _message(message, ctx)
+    if not msg.endswith("."):
+        msg += "."
+    if path:
+        return f"validation error: {msg} rule {name} failed at path {path}"
+    return f"validation error: {msg} rule {name} execution error: {err}"
+
+
+def _foreach(
+    rule: dict[str, Any], loops: list[dict[str, Any]], ctx: Context, adm: Admission, nesting: int
+) -> tuple[str, str]:
+    applied = 0
+    for loop in loops:
+        try:
+            elements = ctx.query(substitute(loop.get("list", ""), ctx, missing=""))
+        except VariableError:
+            continue
+        if elements is None:
+            continue
+        if not isinstance(elements, list):
+            elements = [elements]
+        status, message, count = _elements(rule, loop, elements, ctx, adm, nesting)
+        if status != "pass":
+            return status, message
+        applied += count
+    if applied == 0:
+        return "skip", "rule skipped"
+    return "pass", "rule passed"
+
+
+def _elements(
+    rule: dict[str, Any],
+    loop: dict[str, Any],
+    elements: list[Any],
+    ctx: Context,
+    adm: Admission,
+    nesting: int,
+) -> tuple[str, str, int]:
+    applied = 0
+    name = str(rule.get("name", ""))
+    per_rule = adm.foreach_values.get(name) or {}
+    for index, element in enumerate(elements):
+        if element is None:
+            continue
+        local = ctx.copy()
+        local.data["element"] = element
+        local.data["elementIndex"] = index
+        local.data[f"element{nesting}"] = element
+        local.data[f"elementIndex{nesting}"] = index
+        for var, values in per_rule.items():
+            if index < len(values):
+                local.set(var, values[index])
+        try:
+            _load_context(loop.get("context") or [], local, {})
+        except VariableError as exc:
+            return "error", f"failed to load context: {exc}", applied
+        try:
+            if not evaluate_block(loop.get("preconditions"), local, missing=""):
+                continue
+        except ConditionError as exc:
+            status, message = "error", f"failed to evaluate preconditions: {exc}"
+        else:
+            body = {k: v for k, v in loop.items() if k in ("deny", "pattern", "anyPattern")}
+            if "foreach" in loop:
+                body["foreach"] = loop["foreach"]
+            if not body:
+                continue
+            if "pattern" in body or "anyPattern" in body:
+                scoped = loop.get("elementScope", True) is not False and isinstance(element, dict)
+                status, message = _element_patterns(rule, body, local, element if scoped else None, adm)
+            elif "foreach" in body and "deny" not in body:
+                status, message = _foreach(rule, body["foreach"], local, adm, nesting + 1)
+            else:
+                status, message = _validate_body(rule, body, local, adm, nesting + 1)
+        if status == "skip":
+            continue
+        if status == "error" and index < len(elements) - 1:
+            continue
+        if status != "pass":
+            return status, f"validation failure: {message}", applied
+        applied += 1
+    return "pass", "", applied
+
+
+def _element_patterns(
+    rule: dict[str, Any], body: dict[str, Any], ctx: Context, element: Any, adm: Admission
+) -> tuple[str, str]:
+    """A foreach pattern is matched against the element (``elementScope``, the default for map
+    elements) or the whole resource."""
+    if element is None:
+        return _patterns(rule, body, ctx, adm)
+    return _patterns(rule, body, ctx, Admission(obj=element, operation=adm.operation))
