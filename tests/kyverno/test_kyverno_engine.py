@@ -164,13 +164,79 @@ def test_deny_preconditions_and_unsupported_rules() -> None:
                 {
                     "name": "cel",
                     "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                    "validate": {"cel": {"expressions": [{"expression": "true"}]}},
+                    "validate": {"cel": {"expressions": [{"expression": "object.metadata.name == 'q'"}]}},
+                },
+                {
+                    "name": "pss",
+                    "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                    "validate": {"podSecurity": {"level": "baseline", "version": "latest"}},
                 },
             ]
         },
     }
     results = {r.rule: r for r in apply_policy(policy, Admission(obj=pod()))}
     assert results["deny-delete"].status == "skip"
-    assert results["cel"].status == "error" and "not supported" in results["cel"].message  # never a pass
+    assert results["cel"].status == "warn"  # a CEL failure, reported as a warning: the policy is unscored
+    assert results["pss"].status == "error" and "not supported" in results["pss"].message  # never a pass
     deleted = {r.rule: r for r in apply_policy(policy, Admission(obj=None, old=pod(), operation="DELETE"))}
     assert deleted["deny-delete"].status == "warn"  # a failure of an unscored policy
+
+
+def test_cel_optional_syntax_is_rewritten_not_ignored() -> None:
+    from itbench_agents.twin.addons.kyverno.cel_eval import CelError, evaluate, to_cel
+    from itbench_agents.twin.addons.kyverno.cel_optional import OptionalSyntaxError, rewrite
+
+    assert (
+        rewrite("object.spec.?hostNetwork.orValue(false)")
+        == "kyv_opt ( object . spec , [ 'hostNetwork' ] , false )"
+    )
+    assert rewrite("x[0].?a.hasValue()") == "kyv_has ( x [ 0 ] , [ 'a' ] )"
+    with pytest.raises(OptionalSyntaxError, match="does not end in"):
+        rewrite("object.?spec == null")
+    obj = {
+        "object": to_cel({"spec": {"containers": [{"name": "a", "securityContext": {"privileged": True}}]}})
+    }
+    expr = "object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false) == false)"
+    assert bool(evaluate(expr, obj)) is False
+    assert bool(evaluate("object.spec.?initContainers.orValue([]).size() == 0", obj)) is True
+    assert str(evaluate("'abc'.upperAscii()", obj)) == "ABC"
+    with pytest.raises(CelError):
+        evaluate("object.spec.nope == 1", obj)
+
+
+def test_a_validating_policy_on_a_pod_and_its_deployment() -> None:
+    from itbench_agents.twin.addons.kyverno.celrules import validating_policy
+
+    vpol = {
+        "apiVersion": "policies.kyverno.io/v1alpha1",
+        "kind": "ValidatingPolicy",
+        "metadata": {"name": "no-host-network"},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                    }
+                ]
+            },
+            "variables": [{"name": "net", "expression": "object.spec.?hostNetwork.orValue(false)"}],
+            "validations": [{"expression": "!variables.net", "message": "host network is disallowed"}],
+        },
+    }
+    assert validating_policy(vpol, Admission(obj=pod(hostNetwork=True)), []) == (
+        "fail",
+        "host network is disallowed",
+    )
+    assert validating_policy(vpol, Admission(obj=pod()), []) == ("pass", "")
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"template": {"spec": {"hostNetwork": True}}},
+    }
+    assert validating_policy(vpol, Admission(obj=deployment), [])[0] == "fail"  # type: ignore[index]
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
+    assert validating_policy(vpol, Admission(obj=service), []) is None

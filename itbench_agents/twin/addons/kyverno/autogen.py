@@ -88,6 +88,7 @@ def generate(policy: dict[str, Any]) -> list[dict[str, Any]]:
 def _rewrite(rule: dict[str, Any], name: str, kinds: list[str], template: tuple[str, ...]) -> dict[str, Any]:
     new = copy.deepcopy(rule)
     new["name"] = name
+    new["_podTemplate"] = list(template)  # CEL rules are evaluated on the template's Pod view
     for key in ("match", "exclude"):
         block = new.get(key)
         if not block:
@@ -106,7 +107,7 @@ def _rewrite(rule: dict[str, Any], name: str, kinds: list[str], template: tuple[
         validate["anyPattern"] = [_nest(p, template) for p in validate["anyPattern"]]
     prefix = "request.object." + ".".join(template)
     # variables: request.object.spec → the template's spec, request.object.metadata → its metadata
-    text = json.dumps({k: v for k, v in new.items() if k not in ("match", "exclude", "name")})
+    text = json.dumps({k: v for k, v in new.items() if k not in ("match", "exclude", "name", "_podTemplate")})
     text = text.replace("request.object.spec", prefix + ".spec").replace(
         "request.object.metadata", prefix + ".metadata"
     )

@@ -48,6 +48,10 @@ class Admission:
     rule_values: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per rule name: values injected into that rule's context."""
     foreach_values: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    namespace_object: dict[str, Any] | None = None
+    """The request's Namespace (CEL's ``namespaceObject``), when known."""
+    params: Any = None
+    """CEL's ``params`` (a policy's parameter resource), when the policy has one."""
 
     @property
     def resource(self) -> dict[str, Any]:
@@ -170,6 +174,13 @@ def _validate_rule(rule: dict[str, Any], ctx: Context, adm: Admission) -> tuple[
             return "skip", "preconditions not met"
     except ConditionError as exc:
         return "error", f"failed to evaluate preconditions: {exc}"
+    if rule.get("celPreconditions"):
+        from .celrules import activation, namespace_object, request_of, run_validations
+
+        act = activation(adm.obj, adm.old, request_of(adm), namespace_object(adm), adm.params)
+        status, message = run_validations({"matchConditions": rule["celPreconditions"]}, act)
+        if status != "pass":
+            return status, "preconditions not met" if status == "skip" else message
     return _validate_body(rule, validate, ctx, adm, nesting=0)
 
 
@@ -190,7 +201,13 @@ def _validate_body(
         return _patterns(rule, body, ctx, adm)
     if "foreach" in body:
         return _foreach(rule, body["foreach"], ctx, adm, nesting)
-    for unsupported in ("cel", "podSecurity", "manifests", "assert"):
+    if "cel" in body:
+        from .celrules import cel_rule
+
+        template = rule.get("_podTemplate")
+        status, msg = cel_rule(body["cel"] or {}, adm, tuple(template) if template else None)
+        return status, msg if status != "pass" else f"validation rule '{name}' passed."
+    for unsupported in ("podSecurity", "manifests", "assert"):
         if unsupported in body:
             return "error", f"validate.{unsupported} is not supported by this engine"
     return "error", f"rule {name}: no deny, pattern, anyPattern or foreach to validate with"

@@ -18,9 +18,11 @@ from typing import Any
 
 import yaml
 
+from .celrules import validating_policy
 from .engine import Admission, RuleResult, apply_policy
 
 KYVERNO_KINDS = ("ClusterPolicy", "Policy")
+CEL_KINDS = ("ValidatingPolicy", "ValidatingAdmissionPolicy")
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
     try:
         policies = [d for p in test.get("policies") or [] for d in _docs(base / p)]
         resources = [d for r in test.get("resources") or [] for d in _docs(base / r)]
+        resources += [d for r in test.get("jsonPayloads") or [] for d in _docs(base / r)]
         values = _values(test, base)
         user = _docs(base / test["userinfo"])[0] if test.get("userinfo") else {}
     except (OSError, yaml.YAMLError, IndexError, KeyError) as exc:
@@ -110,7 +113,12 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
                     )
                 )
         return report
-    by_name = {str((p.get("metadata") or {}).get("name")): p for p in policies}
+    bindings = [p for p in policies if p.get("kind") == "ValidatingAdmissionPolicyBinding"]
+    by_name = {
+        str((p.get("metadata") or {}).get("name")): p
+        for p in policies
+        if p.get("kind") != "ValidatingAdmissionPolicyBinding"
+    }
     cache: dict[tuple[str, int, str], list[RuleResult]] = {}
     for entry in test.get("results") or []:
         policy_name = str(entry.get("policy", "")).split("/")[-1]
@@ -126,10 +134,12 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
             if policy is None:
                 out("missing", f"policy {policy_name} not found")
                 continue
-            if policy.get("kind") not in KYVERNO_KINDS:
+            if policy.get("kind") not in KYVERNO_KINDS + CEL_KINDS:
                 out("unsupported", f"{policy.get('kind')} policies are not evaluated by this engine")
                 continue
-            targets = [i for i, r in enumerate(resources) if _named(r, res_name, entry.get("kind"))]
+            targets = [
+                i for i, r in enumerate(resources) if not res_name or _named(r, res_name, entry.get("kind"))
+            ]
             if not targets:
                 out("missing", f"resource {res_name} not found")
                 continue
@@ -137,9 +147,12 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
             for i in targets:
                 key = (policy_name, i, str(operation or ""))
                 if key not in cache:
-                    cache[key] = apply_policy(
-                        policy, _admission(resources[i], policy_name, values, user, operation)
-                    )
+                    adm = _admission(resources[i], policy_name, values, user, operation)
+                    if policy.get("kind") in CEL_KINDS:
+                        got_one = validating_policy(policy, adm, bindings)
+                        cache[key] = [RuleResult(policy_name, "", *got_one)] if got_one else []
+                    else:
+                        cache[key] = apply_policy(policy, adm)
                 hits = [
                     r
                     for r in cache[key]
@@ -203,9 +216,11 @@ def _admission(
     for entry in values.get("namespaceSelector") or []:
         if entry.get("name") == ns:
             labels = dict(entry.get("labels") or {})
+    namespace_object = None
     for nso in values.get("namespaces") or []:
         if (nso.get("metadata") or {}).get("name") == ns:
             labels = dict((nso.get("metadata") or {}).get("labels") or {})
+            namespace_object = nso
     old = variables.pop("request.oldObject", None)
     obj: dict[str, Any] | None = resource
     if op == "DELETE":
@@ -223,6 +238,7 @@ def _admission(
         variables=variables,
         rule_values=rule_values,
         foreach_values=foreach_values,
+        namespace_object=namespace_object,
     )
 
 
