@@ -240,3 +240,24 @@ def test_a_validating_policy_on_a_pod_and_its_deployment() -> None:
     assert validating_policy(vpol, Admission(obj=deployment), [])[0] == "fail"  # type: ignore[index]
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
     assert validating_policy(vpol, Admission(obj=service), []) is None
+
+
+def test_a_policy_exception_skips_only_what_it_names() -> None:
+    exception = {
+        "apiVersion": "kyverno.io/v2",
+        "kind": "PolicyException",
+        "metadata": {"name": "tools", "namespace": "ops"},
+        "spec": {
+            "exceptions": [
+                {"policyName": "disallow-privileged", "ruleNames": ["privileged", "autogen-privileged"]}
+            ],
+            "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": ["ops"], "names": ["tool-*"]}}]},
+        },
+    }
+    bad = pod(containers=[{"name": "a", "securityContext": {"privileged": True}}])
+    tool = {**bad, "metadata": {"name": "tool-1", "namespace": "ops"}}
+    (r,) = apply_policy(POLICY, Admission(obj=tool, exceptions=[exception]))
+    assert (r.status, r.message) == ("skip", "rule is skipped due to policy exception ops/tools")
+    other = {**bad, "metadata": {"name": "web", "namespace": "ops"}}
+    (r,) = apply_policy(POLICY, Admission(obj=other, exceptions=[exception]))
+    assert r.status == "fail"

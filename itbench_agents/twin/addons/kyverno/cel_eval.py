@@ -65,6 +65,10 @@ FUNCTIONS: dict[str, Any] = {
     "kyv_opt": _opt,
     "kyv_has": _has,
     "kyv_value": _value,
+    # .orValue() / .hasValue() / .value() on a value that is already present (a plain selection)
+    "orValue": lambda value, _default: value,
+    "hasValue": lambda _value: celtypes.BoolType(True),
+    "value": lambda value: value,
     "upperAscii": _str(str.upper),
     "lowerAscii": _str(str.lower),
     "trim": _str(str.strip),

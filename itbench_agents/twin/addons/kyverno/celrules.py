@@ -173,7 +173,7 @@ def request_of(adm: Any) -> dict[str, Any]:
     group, _, version = str(resource.get("apiVersion", "")).rpartition("/")
     return {
         "operation": adm.operation,
-        "namespace": meta.get("namespace", ""),
+        "namespace": namespace_of(resource),
         "name": meta.get("name", ""),
         "userInfo": adm.user_info,
         "kind": {"group": group, "version": version, "kind": resource.get("kind", "")},
@@ -181,8 +181,36 @@ def request_of(adm: Any) -> dict[str, Any]:
     }
 
 
+CLUSTER_SCOPED = {
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "StorageClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "ClusterPolicy",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "PriorityClass",
+    "IngressClass",
+    "RuntimeClass",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "APIService",
+    "CSIDriver",
+}
+
+
+def namespace_of(resource: dict[str, Any]) -> str:
+    """The resource's namespace; a namespaced object without one is in ``default``."""
+    if resource.get("kind") in CLUSTER_SCOPED or not resource:
+        return ""
+    return str((resource.get("metadata") or {}).get("namespace") or "default")
+
+
 def namespace_object(adm: Any) -> dict[str, Any] | None:
-    ns = (adm.resource.get("metadata") or {}).get("namespace")
+    ns = namespace_of(adm.resource)
     if not ns:
         return None
     return adm.namespace_object or {
@@ -234,7 +262,35 @@ def validating_policy(
             ):
                 return "skip", "the binding does not select the request"
     act = activation(obj, old, request_of(adm), namespace_object(adm), adm.params)
+    exempt = _cel_exception(policy, adm.exceptions, act)
+    if exempt:
+        return "skip", f"rule is skipped due to policy exception {exempt}"
     return run_validations(spec, act)
+
+
+def _cel_exception(
+    policy: dict[str, Any], exceptions: list[dict[str, Any]], act: dict[str, Any]
+) -> str | None:
+    """A CEL PolicyException (``policies.kyverno.io``) naming this policy whose matchConditions
+    all hold for the request."""
+    name = (policy.get("metadata") or {}).get("name")
+    for exc in exceptions:
+        if not str(exc.get("apiVersion", "")).startswith("policies.kyverno.io/"):
+            continue
+        spec = exc.get("spec") or {}
+        refs = spec.get("policyRefs") or []
+        if not any(
+            r.get("name") == name and r.get("kind", policy.get("kind")) == policy.get("kind") for r in refs
+        ):
+            continue
+        try:
+            if all(
+                _true(evaluate(str(c.get("expression", "")), act)) for c in spec.get("matchConditions") or []
+            ):
+                return str((exc.get("metadata") or {}).get("name", ""))
+        except CelError:
+            continue
+    return None
 
 
 def _as_pods(constraints: dict[str, Any] | None) -> dict[str, Any]:

@@ -52,6 +52,8 @@ class Admission:
     """The request's Namespace (CEL's ``namespaceObject``), when known."""
     params: Any = None
     """CEL's ``params`` (a policy's parameter resource), when the policy has one."""
+    exceptions: list[dict[str, Any]] = field(default_factory=list)
+    """PolicyExceptions in force (``kyverno.io/v2``, and CEL ones ``policies.kyverno.io``)."""
 
     @property
     def resource(self) -> dict[str, Any]:
@@ -88,12 +90,52 @@ def apply_policy(policy: dict[str, Any], adm: Admission) -> list[RuleResult]:
     for rule in policy_rules(policy):
         if "validate" not in rule or not rule_selects(rule, req):
             continue
+        exception = _exception_for(name, str(rule.get("name", "")), adm, req)
+        if exception:
+            out.append(
+                RuleResult(
+                    name,
+                    str(rule.get("name", "")),
+                    "skip",
+                    f"rule is skipped due to policy exception {exception}",
+                )
+            )
+            continue
         ctx = _context(adm, rule)
         status, message = _validate_rule(rule, ctx, adm)
         if status == "fail" and not scored:
             status = "warn"
         out.append(RuleResult(name, str(rule.get("name", "")), status, message))
     return out
+
+
+def _exception_for(policy: str, rule: str, adm: Admission, req: Request) -> str | None:
+    """The ``ns/name`` of a Kyverno PolicyException that exempts this request from the rule."""
+    from .values import wildcard_match
+
+    for exc in adm.exceptions:
+        if not str(exc.get("apiVersion", "")).startswith("kyverno.io/"):
+            continue
+        spec = exc.get("spec") or {}
+        names = [
+            e
+            for e in spec.get("exceptions") or []
+            if str(e.get("policyName", "")).split("/")[-1] == policy
+            and any(wildcard_match(str(r), rule) for r in e.get("ruleNames") or [])
+        ]
+        if not names or not rule_selects(
+            {"match": spec.get("match") or {}, "exclude": spec.get("exclude")}, req
+        ):
+            continue
+        if spec.get("conditions"):
+            try:
+                if not evaluate_block(spec["conditions"], _context(adm, {}), missing=""):
+                    continue
+            except ConditionError:
+                continue
+        meta = exc.get("metadata") or {}
+        return f"{meta.get('namespace', '')}/{meta.get('name', '')}".lstrip("/")
+    return None
 
 
 def _context(adm: Admission, rule: dict[str, Any]) -> Context:

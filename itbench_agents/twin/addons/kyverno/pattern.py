@@ -194,32 +194,22 @@ def _has_anchors(pattern: Any) -> bool:
 
 
 def _expand_metadata_wildcards(pattern: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
-    """Wildcard keys under ``metadata.labels`` / ``metadata.annotations`` name every resource key
-    they match (Kyverno's wildcards.ExpandInMetadata)."""
-    meta = pattern.get("metadata")
-    if not isinstance(meta, dict):
+    """A wildcard key (``container.apparmor.security.beta.kubernetes.io/*``, as label and
+    annotation patterns use) names every resource key it matches, anchor kept (Kyverno's
+    wildcards.ExpandInMetadata); with no match it stays as written."""
+    if not any(("*" in k or "?" in k) for k in pattern):
         return pattern
-    raw_meta = resource.get("metadata")
-    have: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    changed = dict(meta)
-    for field in ("labels", "annotations"):
-        want = meta.get(field)
-        if not isinstance(want, dict) or not any(("*" in k or "?" in k) for k in want):
-            continue
-        raw = have.get(field)
-        got: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        out: dict[str, Any] = {}
-        for k, v in want.items():
-            anchor = parse_anchor(k)
-            bare = anchor.key if anchor else k
-            if "*" in bare or "?" in bare:
-                hits = [rk for rk in got if wildcard_match(bare, rk)]
-                for rk in hits or [bare]:
-                    out[f"{anchor.modifier}({rk})" if anchor else rk] = v
-            else:
-                out[k] = v
-        changed[field] = out
-    return {**pattern, "metadata": changed}
+    out: dict[str, Any] = {}
+    for k, v in pattern.items():
+        anchor = parse_anchor(k)
+        bare = anchor.key if anchor else k
+        if "*" in bare or "?" in bare:
+            hits = [rk for rk in resource if wildcard_match(bare, rk)]
+            for rk in hits or [bare]:
+                out[f"{anchor.modifier}({rk})" if anchor else rk] = v
+        else:
+            out[k] = v
+    return out
 
 
 def _type(value: Any) -> str:

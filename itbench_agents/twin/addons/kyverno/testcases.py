@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from .celrules import validating_policy
+from .celrules import namespace_of, validating_policy
 from .engine import Admission, RuleResult, apply_policy
 
 KYVERNO_KINDS = ("ClusterPolicy", "Policy")
@@ -97,6 +97,7 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
         resources += [d for r in test.get("jsonPayloads") or [] for d in _docs(base / r)]
         values = _values(test, base)
         user = _docs(base / test["userinfo"])[0] if test.get("userinfo") else {}
+        exceptions = [d for e in test.get("exceptions") or [] for d in _docs(base / e)]
     except (OSError, yaml.YAMLError, IndexError, KeyError) as exc:
         report.error = f"cannot load the test's files: {exc}"
         for r in test.get("results") or []:
@@ -148,6 +149,7 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
                 key = (policy_name, i, str(operation or ""))
                 if key not in cache:
                     adm = _admission(resources[i], policy_name, values, user, operation)
+                    adm.exceptions = exceptions
                     if policy.get("kind") in CEL_KINDS:
                         got_one = validating_policy(policy, adm, bindings)
                         cache[key] = [RuleResult(policy_name, "", *got_one)] if got_one else []
@@ -156,7 +158,9 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
                 hits = [
                     r
                     for r in cache[key]
-                    if r.rule in (rule, f"autogen-{rule}", f"autogen-cronjob-{rule}") or not rule
+                    if not r.rule  # ruleless kinds: every result of the policy
+                    or not rule
+                    or r.rule in (rule, f"autogen-{rule}", f"autogen-cronjob-{rule}")
                 ]
                 statuses.extend(hits)
             if not statuses:
@@ -211,7 +215,7 @@ def _admission(
                 variables.update(res.get("values") or {})
     op = str(operation or variables.pop("request.operation", "CREATE"))
     variables.pop("request.operation", None)
-    ns = meta.get("namespace", "")
+    ns = namespace_of(resource)
     labels: dict[str, str] = {}
     for entry in values.get("namespaceSelector") or []:
         if entry.get("name") == ns:
