@@ -261,3 +261,21 @@ def test_a_policy_exception_skips_only_what_it_names() -> None:
     other = {**bad, "metadata": {"name": "web", "namespace": "ops"}}
     (r,) = apply_policy(POLICY, Admission(obj=other, exceptions=[exception]))
     assert r.status == "fail"
+
+
+def test_the_images_variable() -> None:
+    from itbench_agents.twin.addons.kyverno.engine import images_of, parse_image
+
+    assert parse_image("nginx")["reference"] == "docker.io/nginx:latest"
+    got = parse_image("ghcr.io/acme/app:1.2@sha256:abc")
+    assert (got["registry"], got["path"], got["tag"], got["digest"]) == (
+        "ghcr.io",
+        "acme/app",
+        "1.2",
+        "sha256:abc",
+    )
+    deployment = {
+        "kind": "Deployment",
+        "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "foo.io/x:1"}]}}},
+    }
+    assert images_of(deployment)["containers"]["a"]["registry"] == "foo.io"

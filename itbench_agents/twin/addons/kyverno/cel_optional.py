@@ -1,5 +1,6 @@
 """CEL's optional field syntax (``a.?b.?c.orValue(d)``, ``m[?k].hasValue()``), which Kubernetes and
-Kyverno policies use everywhere but the Python CEL package (``celpy``) does not parse, rewritten
+Kyverno policies use everywhere but the Python CEL packages (``common-expression-language``,
+``cel-python``) do not parse, rewritten
 into calls of two helper functions that ``cel_eval.py`` registers:
 
     object.spec.?initContainers.orValue([])       →  kyv_opt(object.spec, ["initContainers"], [])
@@ -40,12 +41,20 @@ def tokens(expression: str) -> list[str]:
     return out
 
 
+_PLAIN_ENDINGS = {"orValue": "kyv_or_value", "hasValue": "kyv_has_value", "value": "kyv_value_of"}
+
+
 def rewrite(expression: str) -> str:
-    """``expression`` with every optional chain replaced; unchanged when it has none."""
-    if ".?" not in expression and "[?" not in expression:
+    """``expression`` with every optional chain replaced; unchanged when it has none. An
+    ``.orValue()`` / ``.hasValue()`` / ``.value()`` left over is on a plain (present) value, which
+    policies write and CEL engines disagree on: it becomes an explicit identity call."""
+    if not any(m in expression for m in (".?", "[?", ".orValue", ".hasValue", ".value(")):
         return expression
-    toks = tokens(expression)
-    return " ".join(_rewrite_tokens(toks, expression))
+    toks = _rewrite_tokens(tokens(expression), expression)
+    for k in range(len(toks) - 2):
+        if toks[k] == "." and toks[k + 1] in _PLAIN_ENDINGS and toks[k + 2] == "(":
+            toks[k + 1] = _PLAIN_ENDINGS[toks[k + 1]]
+    return " ".join(toks)
 
 
 def _rewrite_tokens(toks: list[str], source: str) -> list[str]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from celpy import celtypes
-
 from .cel_eval import CelError, evaluate, to_cel
 from .match import label_selector_matches
 from .values import wildcard_match
@@ -72,14 +70,14 @@ def run_validations(
                 return "skip", f"match condition {cond.get('name', '')} not met"
     except CelError as exc:
         return "error", f"match condition: {exc}"
-    variables = celtypes.MapType({})
+    variables: dict[str, Any] = {}
     act["variables"] = variables
     for var in spec.get("variables") or []:
         try:
             value = evaluate(str(var.get("expression", "")), act)
         except CelError as exc:
             return "error", f"variable {var.get('name')}: {exc}"
-        variables[celtypes.StringType(str(var.get("name")))] = value
+        variables[str(var.get("name"))] = value
     for check in spec.get(validations_key) or []:
         expression = str(check.get("expression", ""))
         try:
@@ -92,7 +90,7 @@ def run_validations(
 
 
 def _true(value: Any) -> bool:
-    return isinstance(value, celtypes.BoolType) and bool(value)
+    return value is True
 
 
 def _message(check: dict[str, Any], act: dict[str, Any], expression: str) -> str:

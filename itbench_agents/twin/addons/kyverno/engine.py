@@ -10,7 +10,6 @@ variable substitution) or ``foreach``. What this engine does not implement (``va
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +59,20 @@ class Admission:
         return self.obj if self.obj is not None else (self.old or {})
 
 
+_RULES: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+
+
 def policy_rules(policy: dict[str, Any]) -> list[dict[str, Any]]:
-    """The policy's rules plus the ones Kyverno generates for Pod controllers."""
-    rules = list((policy.get("spec") or {}).get("rules") or [])
-    return rules + generate(policy)
+    """The policy's rules plus the ones Kyverno generates for Pod controllers (computed once per
+    policy object: a changed policy is a new object)."""
+    cached = _RULES.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    rules = list((policy.get("spec") or {}).get("rules") or []) + generate(policy)
+    if len(_RULES) > 4096:
+        _RULES.clear()
+    _RULES[id(policy)] = (policy, rules)
+    return rules
 
 
 def apply_policy(policy: dict[str, Any], adm: Admission) -> list[RuleResult]:
@@ -106,6 +115,51 @@ def apply_policy(policy: dict[str, Any], adm: Admission) -> list[RuleResult]:
         if status == "fail" and not scored:
             status = "warn"
         out.append(RuleResult(name, str(rule.get("name", "")), status, message))
+    return out
+
+
+def parse_image(ref: str) -> dict[str, str]:
+    """An image reference as Kyverno's ``images`` variable describes it (registry defaults to
+    ``docker.io``, tag to ``latest`` unless a digest pins it)."""
+    rest, _, digest = ref.partition("@")
+    registry, path = "docker.io", rest
+    first, sep, remainder = rest.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        registry, path = first, remainder
+    tag = ""
+    slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > slash:
+        path, tag = path[:colon], path[colon + 1 :]
+    if not tag and not digest:
+        tag = "latest"
+    reference = f"{registry}/{path}" + (f":{tag}" if tag else "") + (f"@{digest}" if digest else "")
+    return {
+        "registry": registry,
+        "path": path,
+        "name": path.rsplit("/", 1)[-1],
+        "tag": tag,
+        "digest": digest,
+        "reference": reference,
+        "referenceWithTag": f"{registry}/{path}:{tag}" if tag else f"{registry}/{path}",
+    }
+
+
+def images_of(resource: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
+    """``images.containers.<name>``, ``images.initContainers.<name>``... of a Pod or of a Pod
+    controller's template."""
+    from .celrules import POD_CONTROLLERS
+
+    spec: Any = resource.get("spec") or {}
+    for key in POD_CONTROLLERS.get(str(resource.get("kind", "")), ())[1:]:
+        spec = spec.get(key) if isinstance(spec, dict) else {}
+    if POD_CONTROLLERS.get(str(resource.get("kind", ""))):
+        spec = (spec or {}).get("spec") or {}
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        for c in (spec or {}).get(kind) or []:
+            if isinstance(c, dict) and isinstance(c.get("image"), str):
+                out.setdefault(kind, {})[str(c.get("name", ""))] = parse_image(c["image"])
     return out
 
 
@@ -154,7 +208,7 @@ def _context(adm: Admission, rule: dict[str, Any]) -> Context:
         "clusterRoles": adm.cluster_roles,
         "kind": {"kind": resource.get("kind", "")},
     }
-    ctx = Context({"request": request})
+    ctx = Context({"request": request, "images": images_of(resource)})
     username = str(adm.user_info.get("username", ""))
     if username.startswith("system:serviceaccount:"):
         parts = username.split(":")
@@ -273,14 +327,14 @@ def _patterns(rule: dict[str, Any], body: dict[str, Any], ctx: Context, adm: Adm
     target: Any = adm.obj
     try:
         if "pattern" in body:
-            pattern = substitute(copy.deepcopy(body["pattern"]), ctx)
+            pattern = substitute(body["pattern"], ctx)  # builds a new tree; the policy is untouched
             miss = match_pattern(target, pattern)
             if miss is None:
                 return "pass", f"validation rule '{name}' passed."
             if miss.skips:
                 return "skip", str(miss)
             return "fail", _failed_at(name, message, ctx, miss.path, str(miss))
-        any_patterns = substitute(copy.deepcopy(body["anyPattern"]), ctx)
+        any_patterns = substitute(body["anyPattern"], ctx)
     except VariableError as exc:
         return "error", f"variable substitution failed: {exc}"
     if not isinstance(any_patterns, list):

@@ -1,0 +1,129 @@
+"""Kyverno engine benchmarks (issue 28): prints numbers, asserts nothing.
+
+1. Background scan: 30 policies (upstream's pod-security and best-practices ClusterPolicies, pattern
+   and CEL flavours) over 1,000 Pods and Deployments — the work a report controller does after a
+   policy change. Target < 2 s.
+2. Admission: 50 policies on one request at a time, per-request latency p50 / p95. Target p50 < 5 ms.
+
+    uv run python benchmarks/policy.py                       # both, policies from ../shared
+    uv run python benchmarks/policy.py --resources 200 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from itbench_agents.twin.addons.kyverno.engine import Admission, apply_policy
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "kyverno" / "policies"
+
+
+def load_policies(n: int) -> list[dict[str, Any]]:
+    if not SHARED.is_dir():
+        sys.exit(f"policies not found: {SHARED} (the ../shared folder beside the checkout)")
+    found: list[dict[str, Any]] = []
+    for folder in ("pod-security", "best-practices", "pod-security-cel", "best-practices-cel"):
+        for f in sorted((SHARED / folder).rglob("*.yaml")):
+            if ".kyverno-test" in f.parts:
+                continue
+            for doc in yaml.safe_load_all(f.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "ClusterPolicy":
+                    found.append(doc)
+    if not found:
+        sys.exit("no ClusterPolicy found")
+    return [found[i % len(found)] for i in range(n)]
+
+
+def make_resources(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        container: dict[str, Any] = {
+            "name": f"c{i}",
+            "image": rng.choice(
+                ["nginx:1.27", "ghcr.io/acme/app:latest", "busybox", "registry.k8s.io/pause:3.9"]
+            ),
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+        }
+        if rng.random() < 0.3:
+            container["securityContext"] = {
+                "privileged": rng.random() < 0.5,
+                "runAsNonRoot": rng.random() < 0.5,
+            }
+        spec: dict[str, Any] = {"containers": [container], "hostNetwork": rng.random() < 0.1}
+        meta = {
+            "name": f"r{i}",
+            "namespace": rng.choice(["default", "shop", "ops"]),
+            "labels": {"app": f"a{i % 17}"},
+        }
+        if i % 2:
+            out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+        else:
+            out.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": meta,
+                    "spec": {
+                        "replicas": 1,
+                        "template": {"metadata": {"labels": meta["labels"]}, "spec": spec},
+                    },
+                }
+            )
+    return out
+
+
+def scan(policies: list[dict[str, Any]], resources: list[dict[str, Any]]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    results = 0
+    for r in resources:
+        adm = Admission(obj=r)
+        for p in policies:
+            results += len(apply_policy(p, adm))
+    return time.perf_counter() - t0, results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--resources", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    policies = load_policies(30)
+    resources = make_resources(args.resources)
+    scan(policies[:2], resources[:10])  # warm: imports, compiled CEL programs
+    times = []
+    for _ in range(args.repeat):
+        took, results = scan(policies, resources)
+        times.append(took)
+    print(
+        f"background scan: {len(policies)} policies x {len(resources)} resources = {results} rule results; "
+        f"median {statistics.median(times):.2f} s over {args.repeat} run(s) (target < 2 s)"
+    )
+
+    fifty = load_policies(50)
+    latencies = []
+    for r in resources[:300]:
+        t0 = time.perf_counter()
+        adm = Admission(obj=r)
+        for p in fifty:
+            apply_policy(p, adm)
+        latencies.append((time.perf_counter() - t0) * 1000)
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    print(
+        f"admission, 50 policies per request: p50 {statistics.median(latencies):.2f} ms, p95 {p95:.2f} ms "
+        f"over {len(latencies)} requests (target p50 < 5 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
