@@ -9,7 +9,7 @@ from pathlib import Path
 from itbench_agents.twin.addons.kyverno.cli import conformance
 from itbench_agents.twin.addons.kyverno.testcases import run_dir
 
-FLOOR = 0.985
+FLOOR = 0.99
 
 
 def test_upstream_kyverno_cases(shared_dir: Path) -> None:

@@ -171,13 +171,21 @@ def test_deny_preconditions_and_unsupported_rules() -> None:
                     "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                     "validate": {"podSecurity": {"level": "baseline", "version": "latest"}},
                 },
+                {
+                    "name": "signed",
+                    "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                    "validate": {"manifests": {"attestors": []}},
+                },
             ]
         },
     }
     results = {r.rule: r for r in apply_policy(policy, Admission(obj=pod()))}
     assert results["deny-delete"].status == "skip"
     assert results["cel"].status == "warn"  # a CEL failure, reported as a warning: the policy is unscored
-    assert results["pss"].status == "error" and "not supported" in results["pss"].message  # never a pass
+    assert results["pss"].status == "pass"  # a bare pod meets the baseline Pod Security Standard
+    assert (
+        results["signed"].status == "error" and "not supported" in results["signed"].message
+    )  # never a pass
     deleted = {r.rule: r for r in apply_policy(policy, Admission(obj=None, old=pod(), operation="DELETE"))}
     assert deleted["deny-delete"].status == "warn"  # a failure of an unscored policy
 
@@ -279,3 +287,20 @@ def test_the_images_variable() -> None:
         "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "foo.io/x:1"}]}}},
     }
     assert images_of(deployment)["containers"]["a"]["registry"] == "foo.io"
+
+
+def test_pod_security_with_an_excluded_control() -> None:
+    from itbench_agents.twin.addons.kyverno.pss import evaluate as pss
+
+    bad = pod(
+        containers=[
+            {"name": "a", "image": "redis:7", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}
+        ]
+    )
+    status, message = pss(bad, {"level": "baseline", "version": "latest"})
+    assert status == "fail" and "Capabilities" in message
+    forgiven = {"level": "baseline", "exclude": [{"controlName": "Capabilities", "images": ["redis*"]}]}
+    assert pss(bad, forgiven) == ("pass", "")
+    other_image = {"level": "baseline", "exclude": [{"controlName": "Capabilities", "images": ["nginx*"]}]}
+    assert pss(bad, other_image)[0] == "fail"
+    assert pss(pod(hostNetwork=True), {"level": "privileged"}) == ("pass", "")

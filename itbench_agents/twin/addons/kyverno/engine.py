@@ -101,14 +101,16 @@ def apply_policy(policy: dict[str, Any], adm: Admission) -> list[RuleResult]:
             continue
         exception = _exception_for(name, str(rule.get("name", "")), adm, req)
         if exception:
-            out.append(
-                RuleResult(
-                    name,
-                    str(rule.get("name", "")),
-                    "skip",
-                    f"rule is skipped due to policy exception {exception}",
-                )
-            )
+            exc_name, exc_spec = exception
+            status, message = "skip", f"rule is skipped due to policy exception {exc_name}"
+            if exc_spec.get("podSecurity") and "podSecurity" in (rule.get("validate") or {}):
+                # the exception forgives only the controls it names
+                status, detail = _pod_security(rule, adm, exc_spec["podSecurity"])
+                if status == "pass":
+                    status = "skip"
+                else:
+                    message = detail
+            out.append(RuleResult(name, str(rule.get("name", "")), status, message))
             continue
         ctx = _context(adm, rule)
         status, message = _validate_rule(rule, ctx, adm)
@@ -163,8 +165,8 @@ def images_of(resource: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
     return out
 
 
-def _exception_for(policy: str, rule: str, adm: Admission, req: Request) -> str | None:
-    """The ``ns/name`` of a Kyverno PolicyException that exempts this request from the rule."""
+def _exception_for(policy: str, rule: str, adm: Admission, req: Request) -> tuple[str, dict[str, Any]] | None:
+    """The ``ns/name`` and spec of a Kyverno PolicyException that exempts this request from the rule."""
     from .values import wildcard_match
 
     for exc in adm.exceptions:
@@ -188,7 +190,7 @@ def _exception_for(policy: str, rule: str, adm: Admission, req: Request) -> str 
             except ConditionError:
                 continue
         meta = exc.get("metadata") or {}
-        return f"{meta.get('namespace', '')}/{meta.get('name', '')}".lstrip("/")
+        return f"{meta.get('namespace', '')}/{meta.get('name', '')}".lstrip("/"), spec
     return None
 
 
@@ -303,10 +305,28 @@ def _validate_body(
         template = rule.get("_podTemplate")
         status, msg = cel_rule(body["cel"] or {}, adm, tuple(template) if template else None)
         return status, msg if status != "pass" else f"validation rule '{name}' passed."
-    for unsupported in ("podSecurity", "manifests", "assert"):
+    if "podSecurity" in body:
+        status, msg = _pod_security(rule, adm)
+        if status == "fail":
+            return "fail", f"Validation rule '{name}' failed. It {msg}"
+        return status, msg or f"validation rule '{name}' passed."
+    for unsupported in ("manifests", "assert"):
         if unsupported in body:
             return "error", f"validate.{unsupported} is not supported by this engine"
     return "error", f"rule {name}: no deny, pattern, anyPattern or foreach to validate with"
+
+
+def _pod_security(
+    rule: dict[str, Any], adm: Admission, extra: list[dict[str, Any]] | None = None
+) -> tuple[str, str]:
+    from .celrules import pod_view
+    from .pss import evaluate as pss_evaluate
+
+    if adm.obj is None:
+        return "skip", "skipping validation on deleted resource"
+    template = rule.get("_podTemplate")
+    pod = pod_view(adm.obj, tuple(template)) if template else adm.obj
+    return pss_evaluate(pod or {}, (rule.get("validate") or {}).get("podSecurity") or {}, extra)
 
 
 def _message(message: str, ctx: Context) -> str:
