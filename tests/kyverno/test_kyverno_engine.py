@@ -304,3 +304,18 @@ def test_pod_security_with_an_excluded_control() -> None:
     other_image = {"level": "baseline", "exclude": [{"controlName": "Capabilities", "images": ["nginx*"]}]}
     assert pss(bad, other_image)[0] == "fail"
     assert pss(pod(hostNetwork=True), {"level": "privileged"}) == ("pass", "")
+
+
+def test_setting_a_value_does_not_leak_into_the_context_it_was_copied_from() -> None:
+    """An UPDATE's object and oldObject may be the same resource; a value set on one (a test's
+    ``request.oldObject.metadata.labels.x``) must not change the other or the shared base."""
+    shared = {"metadata": {"labels": {"app": "a"}}}
+    base = Context({"request": {"object": shared, "oldObject": shared}})
+    ctx = base.copy()
+    ctx.set("request.oldObject.metadata.labels.app", "b")
+    assert ctx.query("request.object.metadata.labels.app") == "a"
+    assert ctx.query("request.oldObject.metadata.labels.app") == "b"
+    assert (
+        base.query("request.oldObject.metadata.labels.app") == "a"
+        and shared["metadata"]["labels"]["app"] == "a"
+    )

@@ -195,6 +195,18 @@ def _exception_for(policy: str, rule: str, adm: Admission, req: Request) -> tupl
 
 
 def _context(adm: Admission, rule: dict[str, Any]) -> Context:
+    """The rule's JSON context: the request's (built once per admission) plus the rule's values."""
+    base = adm.__dict__.get("_base_context")
+    if base is None:
+        base = _request_context(adm)
+        adm.__dict__["_base_context"] = base
+    ctx = base.copy()
+    for key, value in (adm.rule_values.get(str(rule.get("name", ""))) or {}).items():
+        ctx.set(key, value)
+    return ctx
+
+
+def _request_context(adm: Admission) -> Context:
     resource = adm.resource
     meta = resource.get("metadata") or {}
     request: dict[str, Any] = {
@@ -217,8 +229,6 @@ def _context(adm: Admission, rule: dict[str, Any]) -> Context:
         ctx.data["serviceAccountName"] = parts[-1]
         ctx.data["serviceAccountNamespace"] = parts[2] if len(parts) > 3 else ""
     for key, value in adm.variables.items():
-        ctx.set(key, value)
-    for key, value in (adm.rule_values.get(str(rule.get("name", ""))) or {}).items():
         ctx.set(key, value)
     return ctx
 

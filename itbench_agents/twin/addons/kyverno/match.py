@@ -5,6 +5,7 @@ namespace selectors, annotations, operations, subjects, roles, clusterRoles)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .values import wildcard_match
@@ -106,7 +107,12 @@ def _resources(res: dict[str, Any], req: Request) -> bool:
 
 def kind_matches(pattern: str, req: Request) -> bool:
     """``Pod``, ``v1/Pod``, ``apps/v1/Deployment``, ``*``, ``Pod/exec``, ``*/scale``."""
-    group, _, version = req.api_version.rpartition("/")
+    return _kind_matches(pattern, req.api_version, req.kind, req.subresource)
+
+
+@lru_cache(maxsize=8192)
+def _kind_matches(pattern: str, api_version: str, kind: str, subresource: str) -> bool:
+    group, _, version = api_version.rpartition("/")
     parts = pattern.split("/")
     sub = ""
     # a trailing lower-case part names a subresource: Pod/exec, apps/v1/Deployment/scale
@@ -117,16 +123,16 @@ def kind_matches(pattern: str, req: Request) -> bool:
         and not parts[-1].startswith("v")
     ):
         sub = parts.pop()
-    if sub != req.subresource and not (sub and req.subresource and wildcard_match(sub, req.subresource)):
+    if sub != subresource and not (sub and subresource and wildcard_match(sub, subresource)):
         return False
     if len(parts) == 1:
-        return wildcard_match(parts[0], req.kind)
+        return wildcard_match(parts[0], kind)
     if len(parts) == 2:
-        return wildcard_match(parts[0], version) and wildcard_match(parts[1], req.kind)
+        return wildcard_match(parts[0], version) and wildcard_match(parts[1], kind)
     return (
         wildcard_match(parts[0], group)
         and wildcard_match(parts[1], version)
-        and wildcard_match(parts[2], req.kind)
+        and wildcard_match(parts[2], kind)
     )
 
 

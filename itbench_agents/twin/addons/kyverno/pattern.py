@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .values import value_matches, wildcard_match
@@ -25,6 +26,7 @@ class Anchor:
     key: str
 
 
+@lru_cache(maxsize=8192)
 def parse_anchor(key: str) -> Anchor | None:
     m = _ANCHOR.match(key)
     return Anchor(m.group(1) or "", m.group(2)) if m else None

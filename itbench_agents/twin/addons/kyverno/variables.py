@@ -10,7 +10,6 @@ reads unresolved variables in preconditions as ``""``). ``\\{{`` escapes a liter
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import re
 from collections.abc import Callable
@@ -192,17 +191,19 @@ class Context:
         self.data: dict[str, Any] = data if data is not None else {}
 
     def copy(self) -> Context:
-        return Context(copy.deepcopy(self.data))
+        """A context that can be changed (``set``, new top-level keys) without changing this one;
+        nested maps are shared until ``set`` writes into them (copy on write)."""
+        return Context(dict(self.data))
 
     def set(self, dotted: str, value: Any) -> None:
-        """Set ``a.b.c`` (creating the maps on the way), as a Values file's dotted keys do."""
+        """Set ``a.b.c`` (creating the maps on the way), as a Values file's dotted keys do. The maps
+        on the path are copied first, so contexts sharing them are not changed."""
         node = self.data
         parts = dotted.split(".")
         for p in parts[:-1]:
             nxt = node.get(p)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                node[p] = nxt
+            nxt = dict(nxt) if isinstance(nxt, dict) else {}
+            node[p] = nxt
             node = nxt
         node[parts[-1]] = value
 
@@ -210,9 +211,28 @@ class Context:
         return query(expression, self.data)
 
 
+_NO_VARIABLES: dict[int, Any] = {}
+
+
+def _has_variables(value: Any) -> bool:
+    """Whether a (policy) tree holds a ``{{`` anywhere; remembered per tree object."""
+    key = id(value)
+    hit = _NO_VARIABLES.get(key)
+    if hit is not None and hit[0] is value:
+        return bool(hit[1])
+    found = "{{" in json.dumps(value, default=str)
+    if len(_NO_VARIABLES) > 8192:
+        _NO_VARIABLES.clear()
+    _NO_VARIABLES[key] = (value, found)
+    return found
+
+
 def substitute(value: Any, ctx: Context, path: str = "/", missing: Any = VariableError) -> Any:
     """Every ``{{ }}`` in ``value`` (strings, nested in maps and lists, keys included) resolved
-    from ``ctx``. ``missing`` is what an unresolved variable becomes, or (the default) an error."""
+    from ``ctx``. ``missing`` is what an unresolved variable becomes, or (the default) an error.
+    A tree without variables is returned as it is (not copied: do not change it)."""
+    if isinstance(value, dict | list) and path == "/" and not _has_variables(value):
+        return value
     if isinstance(value, dict):
         return {
             substitute(k, ctx, path, missing) if isinstance(k, str) else k: substitute(
