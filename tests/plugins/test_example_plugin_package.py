@@ -70,6 +70,13 @@ def itbench(py: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
     )
 
 
+def run_scenario(py: Path, run: Path, *agent_args: str) -> subprocess.CompletedProcess[str]:
+    """``itbench run`` of the plug-in's scenario, the scripted model driving sre-react."""
+    script = PLUGIN / "sre-react-runbook.yaml"
+    args = ["run", "-s", SCENARIO, *agent_args, "--model", f"scripted:{script}", "--run-dir", str(run)]
+    return itbench(py, *args, cwd=run.parent)
+
+
 def test_the_plugins_agent_tool_and_scenario_run_through_itbench_run(venv: Path, tmp_path: Path) -> None:
     agents = {
         r["name"]: r for r in json.loads(itbench(venv, "agents", "list", "--json", cwd=tmp_path).stdout)
@@ -81,24 +88,9 @@ def test_the_plugins_agent_tool_and_scenario_run_through_itbench_run(venv: Path,
     listed = itbench(venv, "scenarios", "list", "--suite", "sre:example-plugin", "--json", cwd=tmp_path)
     assert [s["id"] for s in json.loads(listed.stdout)] == [SCENARIO]
 
-    script = PLUGIN / "sre-react-runbook.yaml"
     run = tmp_path / "run"
-    res = itbench(
-        venv,
-        "run",
-        "-s",
-        SCENARIO,
-        "--agent",
-        "replica-restorer",
-        "--agent",
-        "sre-react",
-        "--tools",
-        "direct,+runbook",
-        "--model",
-        f"scripted:{script}",
-        "--run-dir",
-        str(run),
-        cwd=tmp_path,
+    res = run_scenario(
+        venv, run, "--agent", "replica-restorer", "--agent", "sre-react", "--tools", "direct,+runbook"
     )
     assert res.returncode == 0, res.stdout + res.stderr
     records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
@@ -121,21 +113,8 @@ def test_the_plugins_agent_tool_and_scenario_run_through_itbench_run(venv: Path,
 
 
 def test_without_asking_for_it_sre_react_has_no_plugin_tool(venv: Path, tmp_path: Path) -> None:
-    script = PLUGIN / "sre-react-runbook.yaml"
     run = tmp_path / "run"
-    res = itbench(
-        venv,
-        "run",
-        "-s",
-        SCENARIO,
-        "--agent",
-        "sre-react",
-        "--model",
-        f"scripted:{script}",
-        "--run-dir",
-        str(run),
-        cwd=tmp_path,
-    )
+    res = run_scenario(venv, run, "--agent", "sre-react")
     assert res.returncode == 0, res.stdout + res.stderr
     (traj,) = run.glob("episodes/*/trajectory.jsonl")
     errors = [json.loads(x).get("error") or "" for x in traj.read_text().splitlines()]

@@ -10,6 +10,7 @@ evaluating them on the template's Pod view.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from .cel_eval import CelError, evaluate, to_cel
@@ -104,6 +105,9 @@ def _message(check: dict[str, Any], act: dict[str, Any], expression: str) -> str
 
 # ------------------------------------------------------------------ matchConstraints
 def plural(kind: str) -> str:
+    info = _builtin_kinds().get(kind)
+    if info is not None:
+        return str(info.resource)
     k = kind.lower()
     if k.endswith("s") or k.endswith("x"):
         return k + "es"
@@ -179,30 +183,26 @@ def request_of(adm: Any) -> dict[str, Any]:
     }
 
 
-CLUSTER_SCOPED = {
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "StorageClass",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CustomResourceDefinition",
-    "ClusterPolicy",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "PriorityClass",
-    "IngressClass",
-    "RuntimeClass",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "APIService",
-    "CSIDriver",
-}
+_NOT_BUILTIN_CLUSTER_SCOPED = {
+    "ClusterPolicy", "ClusterPolicyReport", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    "ValidatingPolicy", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _builtin_kinds() -> dict[str, Any]:
+    """The twin API server's own resource table, by kind (plural names, namespaced or not)."""
+    from ...kube.resources import BUILTIN
+
+    return {r.kind: r for r in BUILTIN}
 
 
 def namespace_of(resource: dict[str, Any]) -> str:
     """The resource's namespace; a namespaced object without one is in ``default``."""
-    if resource.get("kind") in CLUSTER_SCOPED or not resource:
+    kind = str(resource.get("kind", ""))
+    info = _builtin_kinds().get(kind)
+    namespaced = info.namespaced if info is not None else kind not in _NOT_BUILTIN_CLUSTER_SCOPED
+    if not namespaced or not resource:
         return ""
     return str((resource.get("metadata") or {}).get("namespace") or "default")
 

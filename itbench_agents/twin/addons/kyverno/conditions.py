@@ -192,44 +192,50 @@ def _in_range(key: str, value: Any) -> bool | None:
     return None
 
 
-def any_in(key: Any, value: Any) -> bool:
+def _membership(key: Any, value: Any) -> tuple[list[str], list[str], list[bool] | None] | None:
+    """The key's strings, the value's, and (when the value is a range ``a-b``) whether each key
+    falls in it; None when either side is not a valid set."""
     keys, values = _keys(key), _strings(value)
     if keys is None or values is None:
-        return False
+        return None
     ranged = [_in_range(k, value) for k in keys]
     if ranged and ranged[0] is not None:
-        return any(ranged)
-    return any(_either(k, v) for k in keys for v in values)
+        return keys, values, [bool(r) for r in ranged]
+    return keys, values, None
+
+
+def any_in(key: Any, value: Any) -> bool:
+    m = _membership(key, value)
+    if m is None:
+        return False
+    keys, values, ranged = m
+    return any(ranged) if ranged is not None else any(_either(k, v) for k in keys for v in values)
 
 
 def all_in(key: Any, value: Any) -> bool:
-    keys, values = _keys(key), _strings(value)
-    if keys is None or values is None:
+    m = _membership(key, value)
+    if m is None:
         return False
-    ranged = [_in_range(k, value) for k in keys]
-    if ranged and ranged[0] is not None:
-        return all(ranged)
-    return all(any(_either(k, v) for v in values) for k in keys)
+    keys, values, ranged = m
+    return all(ranged) if ranged is not None else all(any(_either(k, v) for v in values) for k in keys)
 
 
 def any_not_in(key: Any, value: Any) -> bool:
-    keys, values = _keys(key), _strings(value)
-    if keys is None or values is None:
+    m = _membership(key, value)
+    if m is None:
         return False
-    ranged = [_in_range(k, value) for k in keys]
-    if ranged and ranged[0] is not None:
+    keys, values, ranged = m
+    if ranged is not None:
         return not all(ranged)
     return any(not any(_either(k, v) for v in values) for k in keys)
 
 
 def all_not_in(key: Any, value: Any) -> bool:
-    keys, values = _keys(key), _strings(value)
-    if keys is None or values is None:
+    m = _membership(key, value)
+    if m is None:
         return False
-    ranged = [_in_range(k, value) for k in keys]
-    if ranged and ranged[0] is not None:
-        return not any(ranged)
-    return not any(_either(k, v) for k in keys for v in values)
+    keys, values, ranged = m
+    return not any(ranged) if ranged is not None else not any(_either(k, v) for k in keys for v in values)
 
 
 def _in(key: Any, value: Any) -> bool:

@@ -155,40 +155,35 @@ def _array(resource: list[Any], pattern: list[Any], path: str) -> None:
     if not pattern:
         raise PatternMismatch("pattern Array empty", path)
     first = pattern[0]
-    if isinstance(first, dict):
-        applied, skipped = 0, []
-        for i, item in enumerate(resource):
-            try:
-                _element(item, first, f"{path}{i}/")
-            except PatternMismatch as exc:
-                if exc.skips:
-                    skipped.append(str(exc))
-                    continue
-                raise
-            applied += 1
-        if applied == 0 and skipped:
-            raise PatternMismatch("; ".join(skipped), path, "skip")
+    if isinstance(first, dict):  # every element against the one map (its anchors may skip some)
+        _pairs([(item, first) for item in resource], path)
     elif not isinstance(first, list):
         _element(resource, first, path)
-    else:
+    else:  # element by element
         if len(resource) < len(pattern):
             raise PatternMismatch(
                 f"validate Array failed, array length mismatch, resource Array len is {len(resource)} "
                 f"and pattern Array len is {len(pattern)}",
                 "",
             )
-        applied, skipped = 0, []
-        for i, p in enumerate(pattern):
-            try:
-                _element(resource[i], p, f"{path}{i}/")
-            except PatternMismatch as exc:
-                if exc.skips:
-                    skipped.append(str(exc))
-                    continue
-                raise
-            applied += 1
-        if applied == 0 and skipped:
-            raise PatternMismatch("; ".join(skipped), path, "skip")
+        _pairs(list(zip(resource, pattern, strict=False)), path)
+
+
+def _pairs(pairs: list[tuple[Any, Any]], path: str) -> None:
+    """Each (element, pattern) must match; elements a conditional anchor skips do not count, and
+    when every one is skipped the array is skipped."""
+    applied, skipped = 0, []
+    for i, (item, p) in enumerate(pairs):
+        try:
+            _element(item, p, f"{path}{i}/")
+        except PatternMismatch as exc:
+            if exc.skips:
+                skipped.append(str(exc))
+                continue
+            raise
+        applied += 1
+    if applied == 0 and skipped:
+        raise PatternMismatch("; ".join(skipped), path, "skip")
 
 
 def _has_anchors(pattern: Any) -> bool:
