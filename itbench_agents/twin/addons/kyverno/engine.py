@@ -201,9 +201,22 @@ def _context(adm: Admission, rule: dict[str, Any]) -> Context:
         base = _request_context(adm)
         adm.__dict__["_base_context"] = base
     ctx = base.copy()
-    for key, value in (adm.rule_values.get(str(rule.get("name", ""))) or {}).items():
+    for key, value in _rule_values(adm, rule).items():
         ctx.set(key, value)
     return ctx
+
+
+def _rule_values(adm: Admission, rule: dict[str, Any], table: dict[str, Any] | None = None) -> Any:
+    """The values supplied for a rule (``table``: the rules' values, or their foreach values); an
+    ``autogen-*`` rule reads those of the rule it came from."""
+    table = adm.rule_values if table is None else table
+    name = str(rule.get("name", ""))
+    if name in table:
+        return table[name]
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if name.startswith(prefix) and name[len(prefix) :] in table:
+            return table[name[len(prefix) :]]
+    return {}
 
 
 def _request_context(adm: Admission) -> Context:
@@ -272,9 +285,8 @@ def _lookup(ctx: Context, dotted: str) -> Any:
 
 def _validate_rule(rule: dict[str, Any], ctx: Context, adm: Admission) -> tuple[str, str]:
     validate = rule.get("validate") or {}
-    name = str(rule.get("name", ""))
     try:
-        _load_context(rule.get("context") or [], ctx, adm.rule_values.get(name) or {})
+        _load_context(rule.get("context") or [], ctx, _rule_values(adm, rule))
     except VariableError as exc:
         return "error", f"failed to load context: {exc}"
     try:
@@ -435,8 +447,7 @@ def _elements(
     nesting: int,
 ) -> tuple[str, str, int]:
     applied = 0
-    name = str(rule.get("name", ""))
-    per_rule = adm.foreach_values.get(name) or {}
+    per_rule = _rule_values(adm, rule, adm.foreach_values) or {}
     for index, element in enumerate(elements):
         if element is None:
             continue
