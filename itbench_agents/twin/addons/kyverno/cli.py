@@ -47,10 +47,12 @@ def test_cmd(
         print(json.dumps({"tests": rows, "summary": summary}, indent=1))
         raise typer.Exit(0 if summary["mismatched"] == 0 else 1)
     t = Table(title=f"kyverno test {directory}")
-    for c in ("case", "test", "outcomes ok", "failed"):
+    for c in ("case", "test", "outcomes ok", "failed", "error"):
         t.add_column(c, overflow="fold")
     for r in reports:
-        t.add_row(r.file, r.name, f"{r.passed}/{len(r.outcomes)}", str(r.failed) if r.failed else "")
+        t.add_row(
+            r.file, r.name, f"{r.passed}/{len(r.outcomes)}", str(r.failed) if r.failed else "", r.error or ""
+        )
     print_table(t)
     if failures:
         for r in reports:
@@ -91,6 +93,9 @@ def conformance(directory: Path, reports: list) -> dict:  # type: ignore[type-ar
             ok += good
             if not good:
                 causes[o.got if o.got in ("unsupported", "missing") else "wrong result"] += 1
+        if r.error and not r.outcomes:  # a test file that cannot be read is one failure, not zero
+            total += 1
+            causes["unreadable test"] += 1
         if r.file in expect_fail and r.failed:
             runner_failed.append(r.file)
     return {
