@@ -191,7 +191,7 @@ def test_deny_preconditions_and_unsupported_rules() -> None:
 
 
 def test_cel_optional_syntax_is_rewritten_not_ignored() -> None:
-    from itbench_agents.twin.addons.kyverno.cel_eval import CelError, evaluate, to_cel
+    from itbench_agents.twin.addons.kyverno.cel_eval import CelError, evaluate
     from itbench_agents.twin.addons.kyverno.cel_optional import OptionalSyntaxError, rewrite
 
     assert (
@@ -201,9 +201,7 @@ def test_cel_optional_syntax_is_rewritten_not_ignored() -> None:
     assert rewrite("x[0].?a.hasValue()") == "kyv_has ( x [ 0 ] , [ 'a' ] )"
     with pytest.raises(OptionalSyntaxError, match="does not end in"):
         rewrite("object.?spec == null")
-    obj = {
-        "object": to_cel({"spec": {"containers": [{"name": "a", "securityContext": {"privileged": True}}]}})
-    }
+    obj = {"object": {"spec": {"containers": [{"name": "a", "securityContext": {"privileged": True}}]}}}
     expr = "object.spec.containers.all(c, c.?securityContext.?privileged.orValue(false) == false)"
     assert bool(evaluate(expr, obj)) is False
     assert bool(evaluate("object.spec.?initContainers.orValue([]).size() == 0", obj)) is True

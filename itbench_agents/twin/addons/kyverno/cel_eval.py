@@ -96,16 +96,6 @@ def _program(expression: str) -> Any:
         raise CelError(f"compilation failed: {exc}") from None
 
 
-def check(expression: str) -> None:
-    """Raise CelError when ``expression`` does not compile."""
-    _program(expression)
-
-
-def to_cel(value: Any) -> Any:
-    """Values are passed to CEL as they are (plain JSON-like Python values)."""
-    return value
-
-
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     """Evaluate ``expression`` over ``activation``; raises CelError for CEL errors (no such key,
     no such overload...)."""

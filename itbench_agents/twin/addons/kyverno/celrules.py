@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .cel_eval import CelError, evaluate, to_cel
+from .cel_eval import CelError, evaluate
 from .match import label_selector_matches
 from .values import wildcard_match
 
@@ -52,12 +52,12 @@ def activation(
     params: Any = None,
 ) -> dict[str, Any]:
     return {
-        "object": to_cel(obj),
-        "oldObject": to_cel(old),
-        "request": to_cel(request),
-        "namespaceObject": to_cel(namespace),
-        "params": to_cel(params),
-        "variables": to_cel({}),
+        "object": obj,
+        "oldObject": old,
+        "request": request,
+        "namespaceObject": namespace,
+        "params": params,
+        "variables": {},
     }
 
 
@@ -224,8 +224,7 @@ def cel_rule(cel: dict[str, Any], adm: Any, template: tuple[str, ...] | None) ->
     if template:
         obj, old = pod_view(obj, template), pod_view(old, template)
     act = activation(obj, old, request_of(adm), namespace_object(adm), adm.params)
-    status, message = run_validations(cel, act, "expressions")
-    return status, message or ("" if status != "pass" else "")
+    return run_validations(cel, act, "expressions")
 
 
 def validating_policy(

@@ -17,7 +17,7 @@ from .autogen import generate
 from .conditions import ConditionError, evaluate_block
 from .match import Request, rule_selects
 from .pattern import match_pattern
-from .variables import Context, VariableError, substitute
+from .variables import Context, VariableError, query, substitute
 
 SCORED = "policies.kyverno.io/scored"
 
@@ -257,8 +257,6 @@ def _load_context(entries: list[dict[str, Any]], ctx: Context, given: dict[str, 
             if var.get("jmesPath"):
                 source = value if "value" in var else ctx.data
                 try:
-                    from .variables import query
-
                     value = query(substitute(var["jmesPath"], ctx), source)
                 except VariableError:
                     value = None

@@ -138,9 +138,7 @@ def run_test(test: dict[str, Any], base: Path, label: str) -> TestReport:
             if policy.get("kind") not in KYVERNO_KINDS + CEL_KINDS:
                 out("unsupported", f"{policy.get('kind')} policies are not evaluated by this engine")
                 continue
-            targets = [
-                i for i, r in enumerate(resources) if not res_name or _named(r, res_name, entry.get("kind"))
-            ]
+            targets = [i for i, r in enumerate(resources) if not res_name or _named(r, res_name)]
             if not targets:
                 out("missing", f"resource {res_name} not found")
                 continue
@@ -176,15 +174,11 @@ def _record(report: TestReport, base: Outcome, got: str, detail: str = "") -> No
     report.outcomes.append(replace(base, got=got, detail=detail))
 
 
-def _named(resource: dict[str, Any], name: str, kind: Any) -> bool:
+def _named(resource: dict[str, Any], name: str) -> bool:
+    """``name`` or ``namespace/name`` names the resource (the kind is not compared, as upstream)."""
     meta = resource.get("metadata") or {}
-    if "/" in name:
-        ns, _, bare = name.partition("/")
-        if meta.get("namespace", "") != ns or meta.get("name") != bare:
-            return False
-    elif meta.get("name") != name:
-        return False
-    return True
+    ns, _, bare = name.rpartition("/")
+    return meta.get("name") == bare and (not ns or meta.get("namespace", "") == ns)
 
 
 def _values(test: dict[str, Any], base: Path) -> dict[str, Any]:
