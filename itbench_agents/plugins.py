@@ -14,16 +14,20 @@ A package extends itbench-agents without editing it by declaring entry points in
 
 Entry points are read when a registry is first asked for its contents, never at import time; every
 process (run workers included) finds the same plug-ins, so a resumed run does too.
+``ITBENCH_PLUGINS=off`` (or ``0``, ``no``, ``false``) ignores every entry point: built-ins only, as
+the test suite runs so that a plug-in installed beside the checkout does not change the library.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import metadata
 
 AGENTS_GROUP = "itbench_agents.agents"
 TOOLS_GROUP = "itbench_agents.tools"
 SCENARIOS_GROUP = "itbench_agents.scenarios"
+SWITCH_ENV = "ITBENCH_PLUGINS"
 
 
 class PluginError(RuntimeError):
@@ -55,10 +59,20 @@ class Plugin:
 
 def plugins(group: str) -> list[Plugin]:
     """The entry points of ``group`` in the installed distributions, sorted by name; a name
-    declared twice keeps its first declaration."""
+    declared twice keeps its first declaration; none when ``ITBENCH_PLUGINS`` is off."""
+    if not enabled():
+        return []
     out: dict[str, Plugin] = {}
-    for ep in metadata.entry_points(group=group):
+    for ep in _entry_points(group):
         dist = ep.dist
         label = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown package"
         out.setdefault(ep.name, Plugin(group, ep.name, ep.value, label))
     return [out[k] for k in sorted(out)]
+
+
+def _entry_points(group: str) -> list[metadata.EntryPoint]:
+    return list(metadata.entry_points(group=group))
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH_ENV, "on").strip().lower() not in ("off", "0", "no", "false")

@@ -12,6 +12,9 @@ os.environ.setdefault("LITELLM_LOG", "ERROR")
 # every verdict and effect the twin keeps instead of recomputing is checked against a fresh
 # computation (twin/runtime.py VERIFY_ENV); a stale one raises StaleCacheError and fails the test
 os.environ.setdefault("ITBENCH_TWIN_VERIFY_VERDICTS", "1")
+# built-ins only: a plug-in installed into this environment (docs/extending.md §5) must not change
+# the library the tests count; tests/plugins switches them back on where it tests them
+os.environ["ITBENCH_PLUGINS"] = "off"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

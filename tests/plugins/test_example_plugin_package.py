@@ -58,7 +58,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def itbench(py: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "ITBENCH_PLUGINS": "on"}
     env.pop("ITBENCH_SCENARIO_PATH", None)
     return subprocess.run(
         [str(py), "-m", "itbench_agents.cli", *args],

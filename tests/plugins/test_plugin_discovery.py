@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
+from itbench_agents import plugins
 from itbench_agents.agents import registry as agents
 from itbench_agents.scenario.loader import ScenarioLoadError
 from itbench_agents.scenario.registry import ScenarioRegistry
@@ -30,8 +32,17 @@ def install_fake(root: Path, entry_points: str, modules: dict[str, str]) -> None
 
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Registries that read entry points again, restored afterwards; ``tmp_path`` on ``sys.path``."""
+    """Registries that read entry points again, restored afterwards; ``tmp_path`` on ``sys.path``,
+    and the fake distributions there the only ones with entry points (a plug-in installed into this
+    environment stays out of these tests)."""
     tools.all_tools()
+    monkeypatch.setenv("ITBENCH_PLUGINS", "on")
+
+    def fakes_only(group: str) -> list[metadata.EntryPoint]:
+        dists = metadata.distributions(path=[str(tmp_path)])
+        return [ep for d in dists for ep in d.entry_points if ep.group == group]
+
+    monkeypatch.setattr(plugins, "_entry_points", fakes_only)
     monkeypatch.setattr(agents, "_REGISTRY", dict(agents._REGISTRY))
     monkeypatch.setattr(agents, "_PLUGINS_LOADED", False)
     monkeypatch.setattr(tools, "_REGISTRY", dict(tools._REGISTRY))
@@ -168,3 +179,22 @@ def test_a_broken_scenario_plugin_names_its_package(fresh: Path) -> None:
         ScenarioLoadError, match=r"fake-plugin 0.1: itbench_agents.scenarios: .*does not load"
     ):
         ScenarioRegistry.default()
+
+
+def test_itbench_plugins_off_ignores_every_plugin(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_fake(
+        fresh,
+        """
+        [itbench_agents.agents]
+        fake-noop = fakeplug_agent:make_agent
+
+        [itbench_agents.scenarios]
+        example = fakeplug_scen:folder
+        """,
+        {"fakeplug_agent": AGENT, "fakeplug_scen": f"def folder():\n    return {str(EXAMPLE_SCENARIOS)!r}\n"},
+    )
+    monkeypatch.setenv("ITBENCH_PLUGINS", "off")
+    assert "fake-noop" not in {e.name for e in agents.entries()}
+    assert "sre/hotel-search-scaled-to-zero-v1" not in ScenarioRegistry.default()
+    monkeypatch.setenv("ITBENCH_PLUGINS", "on")
+    assert "sre/hotel-search-scaled-to-zero-v1" in ScenarioRegistry.default()
