@@ -39,6 +39,10 @@ def serve(
         Path | None,
         typer.Option("--workdir", envvar="ITBENCH_WORKDIR", help="Folder for kubeconfig and endpoints.json."),
     ] = None,
+    addon: Annotated[
+        list[str] | None,
+        typer.Option("--addon", help="Install a system beside Kubernetes (repeatable): kyverno."),
+    ] = None,
 ) -> None:
     """Start the twin and serve its endpoints until interrupted (Ctrl-C / SIGTERM)."""
     import signal
@@ -63,7 +67,9 @@ def serve(
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        ctx = running_twin(app=app, manifests=manifests, seed=seed, workdir=workdir, kube_port=port)
+        ctx = running_twin(
+            app=app, manifests=manifests, seed=seed, workdir=workdir, kube_port=port, addons=addon or ()
+        )
         twin = ctx.__enter__()
     except (ValueError, FileNotFoundError, LookupError) as e:
         console.print(f"[red]error:[/red] {e}")
@@ -86,7 +92,8 @@ def serve(
             ep = ep.model_copy(update={"kubeconfig": str(kubeconfig)})
         if endpoints is not None:
             ep.write(endpoints)
-        console.print(f"[bold green]itbench twin[/bold green] serving ({app or manifests or 'bare cluster'})")
+        served = f"{app or manifests or 'bare cluster'}" + "".join(f" + {a}" for a in addon or ())
+        console.print(f"[bold green]itbench twin[/bold green] serving ({escape(served)})")
         console.print(f"  {'kubeconfig':<15} {kc}")
         for name in ("kube_url", "prometheus_url", "loki_url", "jaeger_url"):
             url = getattr(ep, name)

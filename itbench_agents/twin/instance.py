@@ -66,6 +66,10 @@ class Twin:
         self.traces: TraceSource | None = None
         self.alerts: Any = None
         self.validators: dict[GroupResource, list[Callable[[Obj], list[tuple[str, str, str]]]]] = {}
+        self.admission_hooks: list[Callable[[Any], list[str]]] = []
+        """Validating webhooks of the installed addons (``addons/base.py``), called by the API server
+        after its own admission for every create, update and delete."""
+        self.addons: dict[str, Any] = {}
         self.memo: dict[str, dict[Any, Any]] = {}
         """Derived values the controllers memoise, per table (keyed so that they never go stale,
         e.g. by uid and resourceVersion): dropping them changes nothing but speed."""
@@ -103,6 +107,7 @@ class Twin:
         lead_s: float = DEFAULT_LEAD_S,
         past: bool = False,
         customize: Callable[[list[Obj]], list[Obj]] | None = None,
+        addons: Iterable[Any] = (),
     ) -> Twin:
         """A twin running ``app`` (an app id under ``scenarios/apps/`` or a folder) with
         ``history_s`` seconds of healthy pre-history behind the current time. Without a ``clock``
@@ -118,6 +123,8 @@ class Twin:
         if clock is None:
             clock = VirtualClock(offset=-(history_s + max(0.0, lead_s)))
         twin = cls(seed=seed, clock=clock, nodes=nodes, masked=masked)
+        for name in addons:  # before the app: its objects are admitted and reported like any other
+            twin.install_addon(name)
         twin.app = model
         twin.behaviour = BehaviourModel(twin, model)
         twin.runtime = twin.behaviour
@@ -135,13 +142,30 @@ class Twin:
         return twin
 
     @classmethod
-    def for_manifests(cls, objs: list[Obj], *, seed: int = 0, clock: Clock | None = None) -> Twin:
+    def for_manifests(
+        cls, objs: list[Obj], *, seed: int = 0, clock: Clock | None = None, addons: Iterable[Any] = ()
+    ) -> Twin:
         twin = cls(seed=seed, clock=clock)
+        for name in addons:
+            twin.install_addon(name)
         twin.install_observability()
         with twin.lock:
             twin.apply(objs)
             twin.sync()
         return twin
+
+    def install_addon(self, addon: Any) -> Any:
+        """Install an addon (``addons/base.py``: an ``Addon`` or a built-in's name, e.g. ``"kyverno"``)
+        once; returns the installed addon."""
+        if isinstance(addon, str):
+            from .addons.base import make_addon
+
+            addon = make_addon(addon)
+        if addon.name not in self.addons:
+            with self.lock:
+                addon.install(self)
+                self.addons[addon.name] = addon
+        return self.addons[addon.name]
 
     def install_observability(self) -> None:
         from .prometheus.alerts import install_alerts

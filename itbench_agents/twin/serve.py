@@ -7,7 +7,7 @@ with running_twin(app="otel-demo") as twin:
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,19 +58,25 @@ def running_twin(
     workdir: str | Path | None = None,
     history_s: float = 3600.0,
     kube_port: int = 0,
+    addons: Iterable[str] = (),
 ) -> Iterator[Twin]:
-    """Start a twin (an app from ``scenarios/apps``, a manifest folder, or a bare cluster), serve its
-    endpoints on 127.0.0.1 and yield it; ``twin.endpoints.kubeconfig`` is the kubeconfig path."""
+    """Start a twin (an app from ``scenarios/apps``, a manifest folder, or a bare cluster) with the
+    named addons (``kyverno``), serve its endpoints on 127.0.0.1 and yield it;
+    ``twin.endpoints.kubeconfig`` is the kubeconfig path."""
+    from .addons.base import make_addon
     from .instance import Twin
 
     if app is not None and manifests is not None:
         raise ValueError("give either app or manifests, not both")
+    chosen = [make_addon(a) for a in addons]  # ValueError for an unknown addon, before any work
     if app is not None:
-        twin = Twin.for_app(app, seed=seed, history_s=history_s)
+        twin = Twin.for_app(app, seed=seed, history_s=history_s, addons=chosen)
     elif manifests is not None:
-        twin = Twin.for_manifests(load_manifest_dir(manifests), seed=seed)
+        twin = Twin.for_manifests(load_manifest_dir(manifests), seed=seed, addons=chosen)
     else:
         twin = Twin(seed=seed)
+        for a in chosen:
+            twin.install_addon(a)
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="itbench-twin-")

@@ -38,10 +38,60 @@ _CORE_COUNT_NAMES = {
 }
 
 
-def admit(twin: Twin, gr: GroupResource, obj: Obj, operation: str) -> Obj:
-    """Run the admission chain; returns the (possibly defaulted) object or raises ``ApiError``."""
-    if operation != "CREATE":
-        return obj
+def admit(
+    twin: Twin,
+    gr: GroupResource,
+    obj: Obj,
+    operation: str,
+    *,
+    old: Obj | None = None,
+    user: Any = None,
+    dry_run: bool = False,
+    warnings: list[str] | None = None,
+) -> Obj:
+    """Run the admission chain — the mutating plug-ins on create, then the addons' validating
+    webhooks (``addons/base.py``) — and return the (possibly defaulted) object, or raise
+    ``ApiError``. ``user`` is who asks (``auth.UserInfo``); the controllers' own requests go as
+    kube-controller-manager's ServiceAccounts; the webhooks' warnings go to ``warnings``."""
+    if operation == "CREATE":
+        obj = _mutating_chain(twin, gr, obj)
+    if twin.admission_hooks:
+        found = _validating_webhooks(twin, gr, obj, operation, old, user, dry_run)
+        if warnings is not None:
+            warnings.extend(found)
+    return obj
+
+
+def _validating_webhooks(
+    twin: Twin, gr: GroupResource, obj: Obj, operation: str, old: Obj | None, user: Any, dry_run: bool
+) -> list[str]:
+    from ..addons.base import request_for, run_admission_hooks
+    from ..kube.resources import registry_for
+
+    info = registry_for(twin).preferred(gr)
+    if info is None:
+        return []
+    if user is None:
+        from ..kube.auth.users import UserInfo
+
+        owner = ((obj.get("metadata") or {}).get("ownerReferences") or [{}])[0].get("kind", "")
+        sa = {
+            "ReplicaSet": "replicaset-controller",
+            "StatefulSet": "statefulset-controller",
+            "DaemonSet": "daemon-set-controller",
+            "Job": "job-controller",
+        }.get(owner, "generic-garbage-collector")
+        user = UserInfo(
+            f"system:serviceaccount:kube-system:{sa}",
+            groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+        )
+    request = request_for(
+        info, operation, obj if operation != "DELETE" else None, old, user=user, dry_run=dry_run
+    )
+    return run_admission_hooks(twin, request)
+
+
+def _mutating_chain(twin: Twin, gr: GroupResource, obj: Obj) -> Obj:
     if gr == PODS:
         obj = default_pod(clone(obj))
         _admit_service_account(twin, obj)

@@ -4,6 +4,7 @@ namespace labels, CRD status). Pod defaults and quota/limit admission live in
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from typing import Any
 
@@ -62,7 +63,34 @@ def prepare_for_storage(store: ObjectStore, info: Any, obj: Obj, old: Obj | None
     from .conversion import to_storage
 
     out = to_storage(info.gr, info.version, clone(obj))
-    return apply_create_defaults(store, info.gr, out, old=old)
+    return apply_defaults(store, info, out, old=old)
+
+
+def apply_defaults(store: ObjectStore, info: Any, obj: Obj, old: Obj | None = None) -> Obj:
+    """:func:`apply_create_defaults`, plus the ``default`` values of a CRD's structural schema (the
+    apiserver fills them wherever the object has the enclosing field). In place; returns it."""
+    apply_create_defaults(store, info.gr, obj, old=old)
+    if getattr(info, "crd", None) is not None:
+        schema = (info.crd_version.get("schema") or {}).get("openAPIV3Schema")
+        if isinstance(schema, dict):
+            schema_defaults(schema, obj)
+    return obj
+
+
+def schema_defaults(schema: Obj, value: Any) -> None:
+    """Fill ``default`` values of ``schema``'s properties into ``value``, recursively (objects and
+    array items); in place."""
+    if isinstance(value, dict):
+        for key, sub in (schema.get("properties") or {}).items():
+            if not isinstance(sub, dict):
+                continue
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                schema_defaults(sub, value[key])
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            schema_defaults(schema["items"], item)
 
 
 def apply_create_defaults(store: ObjectStore, gr: GroupResource, obj: Obj, old: Obj | None = None) -> Obj:

@@ -301,16 +301,15 @@ def _paths(info: ResourceInfo, schema_name: str, prefix: str) -> dict[str, Any]:
     ref = {"$ref": prefix + schema_name}
     ok = {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}}}
     body = {"content": {"*/*": {"schema": ref}}, "required": True}
+    patch_types = [
+        "application/apply-patch+yaml",
+        "application/json-patch+json",
+        "application/merge-patch+json",
+    ]
+    if info.crd is None:  # custom resources take no strategic merge patch (kubectl then sends a merge patch)
+        patch_types.append("application/strategic-merge-patch+json")
     patch_body = {
-        "content": {
-            t: {"schema": {"type": "object"}}
-            for t in (
-                "application/apply-patch+yaml",
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-            )
-        },
+        "content": {t: {"schema": {"type": "object"}} for t in patch_types},
         "required": True,
     }
     verbs = set(info.verbs)

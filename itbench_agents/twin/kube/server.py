@@ -26,7 +26,7 @@ from .auth import install as install_auth
 from .auth import reviews as auth_reviews
 from .conversion import needs_conversion, to_served, to_storage
 from .decoding import YamlLimitError, load_yaml, summarize
-from .defaults import apply_create_defaults
+from .defaults import apply_defaults
 from .errors import ApiError, bad_request, forbidden, invalid, method_not_allowed, not_found, route_not_found
 from .metrics import node_metrics, pod_metrics
 from .openapi import OpenAPI
@@ -710,19 +710,39 @@ class KubeApi:
         meta.pop("managedFields", None)
         if _has_status_subresource(t.info):
             obj.pop("status", None)  # only the /status subresource writes status
-        apply_create_defaults(self.store, t.info.gr, obj)
-        obj = self._admit(t, obj, "CREATE")
+        apply_defaults(self.store, t.info, obj)
+        obj = self._admit(req, t, obj, "CREATE", warnings=warnings, dry_run=dry)
         if not dry:
             _check_stored_size(obj)
         created = self.store.create(t.info.gr, obj, dry_run=dry)
         return self._respond(req, t, created, 201, warnings)
 
-    def _admit(self, t: Target, obj: Obj, operation: str) -> Obj:
+    def _admit(
+        self,
+        req: Request,
+        t: Target,
+        obj: Obj,
+        operation: str,
+        *,
+        old: Obj | None = None,
+        warnings: list[str],
+        dry_run: bool,
+    ) -> Obj:
+        """The admission chain (mutating plug-ins on create, then the addons' validating webhooks)."""
+        if operation != "CREATE" and not self.twin.admission_hooks:
+            return obj
         try:
             from ..controllers.admission import admit
         except ImportError:  # the controllers package is optional for a bare API server
             return obj
-        result = admit(self.twin, t.info.gr, obj, operation)
+        user = None
+        if self.twin.admission_hooks:
+            from .auth import request_user
+
+            user = request_user(self.twin, req.headers)
+        result = admit(
+            self.twin, t.info.gr, obj, operation, old=old, user=user, dry_run=dry_run, warnings=warnings
+        )
         return result if isinstance(result, dict) else obj
 
     # ------------------------------------------------------------------ update
@@ -751,7 +771,8 @@ class KubeApi:
         if not status_only:
             old = self.store.get(t.info.gr, ns, t.name)
             _keep_status(t.info, obj, old)
-            apply_create_defaults(self.store, t.info.gr, obj, old=old)
+            apply_defaults(self.store, t.info, obj, old=old)
+            obj = self._admit(req, t, obj, "UPDATE", old=old, warnings=warnings, dry_run=dry)
         if not dry:
             _check_stored_size(obj, self.store.get(t.info.gr, ns, t.name) if status_only else None)
         updated = self.store.update(t.info.gr, obj, dry_run=dry, status_only=status_only)
@@ -831,7 +852,8 @@ class KubeApi:
         new = to_storage(t.info.gr, t.info.version, new)
         if not status_only:
             _keep_status(t.info, new, current)
-            apply_create_defaults(self.store, t.info.gr, new, old=current)
+            apply_defaults(self.store, t.info, new, old=current)
+            new = self._admit(req, t, new, "UPDATE", old=current, warnings=warnings, dry_run=dry)
         if not dry:
             _check_stored_size(new, current if status_only else None)
         updated = self.store.update(t.info.gr, new, dry_run=dry, status_only=status_only)
@@ -924,6 +946,7 @@ class KubeApi:
             raise not_found(t.info.group, t.info.resource, t.name or "")
         opts = self._delete_options(req)
         dry = self._dry_run(req) or "All" in (opts.get("dryRun") or [])
+        self._admit(req, t, obj, "DELETE", old=obj, warnings=[], dry_run=dry)
         result = self._delete_one(t, obj, opts, dry)
         if result["metadata"].get("deletionTimestamp") and not dry:
             return self._respond(req, t, result)  # finalizers pending: the object lives on
@@ -947,6 +970,7 @@ class KubeApi:
                 is None
             ):
                 continue
+            self._admit(req, t, o, "DELETE", old=o, warnings=[], dry_run=dry)
             deleted.append(self._versioned(t, self._delete_one(t, o, opts, dry)))
         return Response.json(
             {

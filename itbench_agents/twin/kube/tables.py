@@ -6,6 +6,7 @@ Each printer returns the cells of one row; column definitions carry ``priority: 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -798,16 +799,47 @@ PRINTERS: dict[tuple[str, str], tuple[list[Col], Printer]] = {
 }
 
 
+_JSONPATH_STEP = re.compile(
+    r"""\.(?P<field>[^.\[]+)|\[(?P<index>-?\d+)\]|\[\*\]"""
+    r"""|\[\?\(@\.(?P<key>[\w.-]+)\s*(?P<op>==|!=)\s*(?P<q>["']?)(?P<value>[^"')]*)(?P=q)\)\]"""
+)
+
+
 def _jsonpath(o: Obj, path: str) -> Any:
-    cur: Any = o
-    for part in path.strip().lstrip(".").split("."):
-        if not part:
-            continue
-        if isinstance(cur, dict):
-            cur = cur.get(part)
-        else:
+    """A printer column's JSONPath as the apiserver evaluates it: fields, ``[n]``, ``[*]`` and
+    ``[?(@.key == "value")]`` filters; several results are joined with commas, none is None."""
+    found: list[Any] = [o]
+    text = path.strip()
+    if text and not text.startswith((".", "[")):
+        text = "." + text
+    pos = 0
+    while pos < len(text):
+        m = _JSONPATH_STEP.match(text, pos)
+        if m is None:
             return None
-    return cur
+        pos = m.end()
+        nxt: list[Any] = []
+        for cur in found:
+            if m["field"] is not None:
+                if isinstance(cur, dict) and m["field"] in cur:
+                    nxt.append(cur[m["field"]])
+            elif m["index"] is not None:
+                i = int(m["index"])
+                if isinstance(cur, list) and -len(cur) <= i < len(cur):
+                    nxt.append(cur[i])
+            elif isinstance(cur, list):
+                items = cur
+                if m["key"] is not None:
+                    items = [
+                        x for x in cur if (str(_jsonpath(x, m["key"])) == m["value"]) == (m["op"] == "==")
+                    ]
+                nxt.extend(items)
+        found = nxt
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    return ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in found)
 
 
 def _custom_printer(info: ResourceInfo) -> tuple[list[Col], Printer]:

@@ -1,0 +1,114 @@
+"""The seam through which a system beside Kubernetes (Kyverno today; an OPA server and OpenCost
+next) plugs into the twin without edits inside ``Twin``.
+
+An addon is installed once (``Twin.install_addon``): it creates what the real system's Helm chart
+would (CRDs, its namespace and workloads), subscribes controllers to the store or the scheduler, and
+may register *validating admission hooks* — the twin's ValidatingWebhookConfigurations. The API
+server calls every hook after its own admission chain, for every CREATE, UPDATE and DELETE from a
+client, and for the pods and claims its controllers create, exactly where a real apiserver calls
+webhooks. A hook denies by raising ``WebhookDenied``; what it returns are warnings (the
+``Warning`` headers kubectl prints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..kube.errors import ApiError
+
+if TYPE_CHECKING:
+    from ..instance import Twin
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """What an ``admission.k8s.io/v1`` AdmissionReview's request carries, as the hooks need it."""
+
+    operation: str  # CREATE | UPDATE | DELETE
+    group: str
+    version: str
+    kind: str
+    resource: str
+    namespace: str
+    name: str
+    obj: Obj | None
+    """The new object (None for DELETE)."""
+    old: Obj | None = None
+    """The stored object (UPDATE, DELETE)."""
+    username: str = ""
+    groups: tuple[str, ...] = ()
+    dry_run: bool = False
+    sub_resource: str = ""
+
+
+class WebhookDenied(ApiError):
+    """A webhook's rejection as the apiserver returns it: code 400 unless the webhook set one, no
+    reason, ``admission webhook "<name>" denied the request: <message>``."""
+
+    def __init__(self, webhook: str, message: str, code: int = 400) -> None:
+        super().__init__(code, "", f'admission webhook "{webhook}" denied the request: {message}')
+
+
+AdmissionHook = Callable[[AdmissionRequest], list[str]]
+"""A validating webhook: returns its warnings, raises ``WebhookDenied`` to reject the request."""
+
+
+class Addon(Protocol):
+    """A system the twin can run beside Kubernetes."""
+
+    name: str
+
+    def install(self, twin: Twin) -> None:
+        """Create the system's CRDs and objects, subscribe its controllers, register its hooks."""
+        ...
+
+
+def run_admission_hooks(twin: Any, request: AdmissionRequest) -> list[str]:
+    """Call every registered hook in order; the first denial stops the request."""
+    warnings: list[str] = []
+    for hook in getattr(twin, "admission_hooks", ()):
+        warnings.extend(hook(request))
+    return warnings
+
+
+def request_for(
+    info: Any,
+    operation: str,
+    obj: Obj | None,
+    old: Obj | None = None,
+    *,
+    user: Any = None,
+    dry_run: bool = False,
+) -> AdmissionRequest:
+    """The request for an operation on a resource type (a ``kube.resources.ResourceInfo``)."""
+    meta = (obj if obj is not None else old or {}).get("metadata") or {}
+    return AdmissionRequest(
+        operation=operation,
+        group=info.group,
+        version=info.version,
+        kind=info.kind,
+        resource=info.resource,
+        namespace=str(meta.get("namespace") or "") if info.namespaced else "",
+        name=str(meta.get("name") or ""),
+        obj=obj,
+        old=old,
+        username=str(getattr(user, "username", "") or ""),
+        groups=tuple(getattr(user, "groups", ()) or ()),
+        dry_run=dry_run,
+    )
+
+
+def make_addon(name: str) -> Addon:
+    """A built-in addon by name (``kyverno``); ``ValueError`` naming the known ones otherwise."""
+    if name == "kyverno":
+        from .kyverno.addon import KyvernoAddon
+
+        return KyvernoAddon()
+    raise ValueError(f"unknown addon {name!r}; known: {', '.join(ADDONS)}")
+
+
+ADDONS = ("kyverno",)
