@@ -94,6 +94,7 @@ class Cluster:
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     twin = Twin(seed=1)
     twin.install_addon("kyverno")
+    twin.advance(30)  # Kyverno's pods start, as after its Helm install
     ep = HttpEndpoint(make_kube_handler(twin)).start()
     kc = tmp_path / "kubeconfig"
     kc.write_text(kubeconfig_yaml(ep.url))
@@ -312,6 +313,7 @@ def test_reports_are_read_only_state_of_the_twin_not_of_a_scenario(cluster: Clus
     first = cluster.report_for("Deployment", "web")
     other = Twin(seed=1)
     other.install_addon("kyverno")
+    other.advance(30)
     other.apply(
         [yaml.safe_load(NAMESPACE), yaml.safe_load(POLICY % "Audit"), yaml.safe_load(WORKLOAD % "true")]
     )
@@ -321,3 +323,38 @@ def test_reports_are_read_only_state_of_the_twin_not_of_a_scenario(cluster: Clus
     assert [(r["rule"], r["result"], r["message"]) for r in first["results"]] == [
         (r["rule"], r["result"], r["message"]) for r in second["results"]
     ]
+
+
+def test_kyverno_runs_as_pods_and_stops_working_when_they_are_gone(cluster: Cluster) -> None:
+    """Scaling Kyverno down is no way around a policy: with failurePolicy Fail the API server refuses
+    what the webhook would have checked, and the reports freeze until the controllers are back."""
+    pods = cluster.kubectl("-n", "kyverno", "get", "pods").stdout
+    for component in ("admission", "background", "cleanup", "reports"):
+        assert f"kyverno-{component}-controller-" in pods
+    assert pods.count("Running") == 4
+    cluster.apply(POLICY % "Enforce")
+    cluster.kubectl("-n", "kyverno", "scale", "deploy", "--all", "--replicas=0")
+    cluster.twin.advance(30)
+    res = cluster.apply(WORKLOAD % "false", check=False)
+    assert res.returncode == 1
+    assert (
+        'Internal error occurred: failed calling webhook "validate.kyverno.svc-fail": failed to call webhook: '
+        'Post "https://kyverno-svc.kyverno.svc:443/validate/fail?timeout=10s": no endpoints available for '
+        'service "kyverno-svc"'
+    ) in res.stderr
+    assert cluster.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: paa}\n").returncode == 0
+    bad = cluster.apply((POLICY % "Audit").replace("name: disallow-host-namespaces", "name: other"), check=False)
+    assert 'failed calling webhook "validate-policy.kyverno.svc"' in bad.stderr
+    cluster.kubectl("-n", "kyverno", "scale", "deploy", "--all", "--replicas=1")
+    cluster.twin.advance(60)
+    cluster.apply(POLICY % "Audit")
+    cluster.apply(WORKLOAD % "true")
+    assert cluster.report_for("Deployment", "web")["summary"]["fail"] == 1  # type: ignore[index]
+    cluster.kubectl("-n", "kyverno", "scale", "deploy", "kyverno-reports-controller", "--replicas=0")
+    cluster.twin.advance(30)
+    cluster.apply(WORKLOAD % "false")
+    cluster.twin.advance(30)
+    assert cluster.report_for("Deployment", "web")["summary"]["fail"] == 1  # type: ignore[index]  # frozen
+    cluster.kubectl("-n", "kyverno", "scale", "deploy", "kyverno-reports-controller", "--replicas=1")
+    cluster.twin.advance(30)
+    assert cluster.report_for("Deployment", "web")["summary"]["pass"] == 1  # type: ignore[index]

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ...kube.errors import ApiError
 from ...kube.store import ChangeEvent, GroupResource, clone, rfc3339
 from ..base import AdmissionRequest, WebhookDenied
 from .crds import KYVERNO, REPORTS, REPORTS_VERSION, kyverno_crds
 from .engine import Admission, RuleResult, apply_policy, policy_rules
+from .install import ADMISSION_CONTROLLER, kyverno_objects
 from .policy_checks import check_policy
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ EXCEPTIONS = GroupResource(KYVERNO, "policyexceptions")
 REPORTS_GR = GroupResource(REPORTS, "policyreports")
 CLUSTER_REPORTS_GR = GroupResource(REPORTS, "clusterpolicyreports")
 NAMESPACES = GroupResource("", "namespaces")
+DEPLOYMENTS = GroupResource("apps", "deployments")
+ENDPOINTS = GroupResource("", "endpoints")
+REPORTS_CONTROLLER = "kyverno-reports-controller"
 CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
 _POLICY_GRS = (CLUSTER_POLICIES, POLICIES)
 _RULE_COUNTS = (
@@ -52,6 +57,9 @@ FILTERED_KINDS = frozenset(
     {"Event", "Node", "APIService", "TokenReview", "SubjectAccessReview", "SelfSubjectAccessReview",
      "Binding", "ReplicaSet", "Lease", "EndpointSlice", "Endpoints", "CustomResourceDefinition"}
 )  # fmt: skip
+_UNREPORTED = frozenset(
+    {"events", "nodes", "replicasets", "leases", "endpointslices", "endpoints", "bindings"}
+)
 FILTERED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", NAMESPACE})
 
 
@@ -69,6 +77,8 @@ class KyvernoAddon:
         store = twin.store
         if store.get(NAMESPACES, "", NAMESPACE) is None:
             twin.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
+        if store.get(DEPLOYMENTS, NAMESPACE, ADMISSION_CONTROLLER) is None:
+            twin.apply(kyverno_objects())
         for crd in kyverno_crds():
             if store.get(CRDS, "", crd["metadata"]["name"]) is None:
                 store.create(CRDS, crd)
@@ -83,6 +93,8 @@ class KyvernoAddon:
             return []
         if req.operation not in ("CREATE", "UPDATE"):
             return []
+        if not self.admission_up():
+            raise unreachable(POLICY_WEBHOOK, "policyvalidate")
         error, warnings = check_policy(req.obj)
         if error:
             raise WebhookDenied(POLICY_WEBHOOK, error)
@@ -103,11 +115,19 @@ class KyvernoAddon:
             old={**req.old, "kind": req.kind} if req.old is not None else None,
             user={"username": req.username, "groups": list(req.groups)},
         )
+        policies = [
+            p for p in self._policies(req.namespace) if (p.get("spec") or {}).get("admission") is not False
+        ]
+        kinds = _kinds_of(policies)
+        if kinds is None or not (req.kind in kinds or "*" in kinds):
+            return []  # no webhook is registered for this kind (Kyverno configures them from its policies)
+        if not self.admission_up():
+            if any(str((p.get("spec") or {}).get("failurePolicy", "Fail")) != "Ignore" for p in policies):
+                raise unreachable("validate.kyverno.svc-fail", "validate/fail")
+            return []  # failurePolicy Ignore: the request goes through unchecked
         blocked: dict[str, dict[str, str]] = {}
         ignore_only = True
-        for policy in self._policies(req.namespace):
-            if (policy.get("spec") or {}).get("admission") is False:
-                continue
+        for policy in policies:
             for r in apply_policy(policy, adm):
                 if r.status in ("fail", "error") and _enforced(policy, r.rule, req.namespace):
                     blocked.setdefault(_policy_key(policy), {})[r.rule] = r.message
@@ -136,6 +156,9 @@ class KyvernoAddon:
             self._rescan_all = True
         elif ev.gr.group in _OWN_GROUPS or ev.gr.group == "apiextensions.k8s.io":
             return
+        elif ev.namespace in FILTERED_NAMESPACES or ev.gr.resource in _UNREPORTED:
+            if not (ev.namespace == NAMESPACE and ev.gr == DEPLOYMENTS):
+                return  # (Kyverno's own controllers coming back run the scan that waited for them)
         else:
             self._dirty.add((ev.gr, ev.namespace, ev.name))
         self.twin.scheduler.soon(self.scan, key="kyverno-reports")
@@ -178,6 +201,8 @@ class KyvernoAddon:
     def scan(self) -> None:
         """Bring the PolicyReports up to date with what changed since the last scan."""
         store = self.twin.store
+        if not self.reports_up():
+            return  # the changes wait for the reports controller (its availability change queues a scan)
         policies = [p for p in self._policies(None) if (p.get("spec") or {}).get("background") is not False]
         kinds = _kinds_of(policies)
         everything = self._rescan_all
@@ -286,6 +311,17 @@ class KyvernoAddon:
                     self.twin.store.delete(
                         gr, report["metadata"].get("namespace", "") or "", report["metadata"]["name"]
                     )
+
+    # ------------------------------------------------------------------ Kyverno's own health
+    def admission_up(self) -> bool:
+        """Whether the webhooks' Service has a ready endpoint (the admission controller runs)."""
+        ep = self.twin.store.get(ENDPOINTS, NAMESPACE, "kyverno-svc")
+        return any((subset.get("addresses") or []) for subset in (ep or {}).get("subsets") or [])
+
+    def reports_up(self) -> bool:
+        """Whether the reports controller has an available replica (it writes the PolicyReports)."""
+        dep = self.twin.store.get(DEPLOYMENTS, NAMESPACE, REPORTS_CONTROLLER)
+        return bool(((dep or {}).get("status") or {}).get("availableReplicas"))
 
     # ------------------------------------------------------------------ cluster lookups
     def _policies(self, namespace: str | None) -> list[Obj]:
@@ -403,3 +439,13 @@ def _result(policy: Obj, r: RuleResult, now: int) -> Obj:
     if severity in ("critical", "high", "medium", "low", "info"):
         entry["severity"] = severity
     return entry
+
+
+def unreachable(webhook: str, path: str) -> ApiError:
+    """The apiserver's answer when a failurePolicy Fail webhook's Service has no endpoint."""
+    return ApiError(
+        500,
+        "InternalError",
+        f'Internal error occurred: failed calling webhook "{webhook}": failed to call webhook: Post '
+        f'"https://kyverno-svc.kyverno.svc:443/{path}?timeout=10s": no endpoints available for service "kyverno-svc"',
+    )
