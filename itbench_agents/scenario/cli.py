@@ -76,6 +76,11 @@ def list_cmd(
 ) -> None:
     """List scenarios: id, app, category, complexity bucket, expected alerts."""
     use_scenario_dirs(scenarios_dir)
+    if suite is not None and suite.split(":")[0] == "ciso":
+        from ..personas.ciso.cli import list_ciso
+
+        list_ciso(as_json)
+        return
     from rich.table import Table
 
     from ..report.console import print_table
@@ -147,9 +152,24 @@ def validate_cmd(
         ),
     ] = "default",
     scenarios_dir: ScenariosDirOption = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(help="validate a persona's suite: sre (as --all) or ciso", envvar="ITBENCH_SUITE"),
+    ] = None,
 ) -> None:
-    """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist."""
+    """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist
+    (CISO: the reference policy detects the violation and passes the compliant workload)."""
     use_scenario_dirs(scenarios_dir)
+    if suite == "ciso":
+        from ..personas.ciso.cli import validate_ciso_suite
+
+        validate_ciso_suite(ids or [], as_json, seed)
+        return
+    if suite == "sre":
+        all_ = not ids
+    elif suite is not None:
+        typer.echo(f"error: --suite must be sre or ciso, got {suite!r}", err=True)
+        raise typer.Exit(2)
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 

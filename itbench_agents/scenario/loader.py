@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .spec import Scenario
 
@@ -92,6 +92,15 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_scenario(text: str, file: str = "<string>") -> Scenario:
+    return parse_model(text, Scenario, file)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_model(text: str, model: type[M], file: str = "<string>") -> M:
+    """A YAML mapping validated as ``model`` (any persona's scenario schema); ``ScenarioLoadError``
+    naming file, line and field for each problem."""
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader (libyaml when available)
     except yaml.YAMLError as e:
@@ -103,7 +112,7 @@ def parse_scenario(text: str, file: str = "<string>") -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioLoadError([Problem(file, 1, "", "a scenario file is a YAML mapping")])
     try:
-        return Scenario.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         root = yaml.compose(text, Loader=_Loader)  # only now: node marks give the lines
         problems = []

@@ -1,0 +1,92 @@
+"""The CISO parts of ``itbench scenarios list|validate --suite ciso`` (until the persona seam gives
+every persona one registry, the scenarios CLI hands ``ciso`` suites to these)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+
+def _library():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from ...scenario.loader import ScenarioLoadError
+    from .library import ciso_library
+
+    try:
+        return ciso_library()
+    except ScenarioLoadError as e:
+        Console(stderr=True).print(
+            f"[red]CISO scenario library does not load:[/red]\n{e}", markup=True, highlight=False
+        )
+        raise typer.Exit(2) from None
+
+
+def list_ciso(as_json: bool) -> None:
+    from rich.table import Table
+
+    from ...report.console import print_table
+
+    scenarios = _library()
+    rows = [
+        {
+            "id": s.id,
+            "class": s.task_class,
+            "cis": s.cis,
+            "namespace": s.namespace,
+            "workloads": [f"{k}/{n}" for _, k, _, n in s.targets()],
+            "complexity": s.complexity,
+        }
+        for s in scenarios
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"{len(rows)} scenarios")
+    for col in ("id", "class", "CIS", "namespace", "workloads", "complexity"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(
+            r["id"],
+            r["class"],
+            ", ".join(r["cis"]),
+            r["namespace"],
+            ", ".join(r["workloads"]),
+            r["complexity"],
+        )
+    print_table(t)
+
+
+def validate_ciso_suite(ids: list[str], as_json: bool, seed: int) -> None:
+    from fnmatch import fnmatchcase
+
+    from rich.console import Console
+
+    from .validate import validate_ciso
+
+    scenarios = [s for s in _library() if not ids or any(fnmatchcase(s.id, q) for q in ids)]
+    if ids and not scenarios:
+        typer.echo(f"error: no CISO scenario matches {', '.join(ids)}", err=True)
+        raise typer.Exit(2)
+    console = Console(stderr=True)
+    results = []
+    for i, s in enumerate(scenarios, 1):
+        console.print(f"validate {i}/{len(scenarios)} {s.id}", highlight=False)
+        results.append(validate_ciso(s, seed=seed))
+    if as_json:
+        print(
+            json.dumps(
+                [{"id": r.scenario, "ok": r.ok, "checks": [c.__dict__ for c in r.checks]} for r in results],
+                indent=2,
+            )
+        )
+    else:
+        for r in results:
+            print(f"{'ok  ' if r.ok else 'FAIL'} {r.scenario}")
+            for c in r.checks:
+                if not c.ok:
+                    print(f"       ✗ {c.name}: {c.detail}")
+        print(f"{sum(r.ok for r in results)}/{len(results)} scenarios valid")
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)

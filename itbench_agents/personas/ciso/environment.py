@@ -1,0 +1,60 @@
+"""A CISO scenario's cluster: the twin with Kyverno installed and running, the scenario's namespace,
+and one variant of its workload (``violating`` or ``compliant``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ...twin.instance import Twin
+from .spec import CisoScenario
+
+Variant = Literal["violating", "compliant"]
+KYVERNO_START_S = 30.0
+"""Twin seconds for Kyverno's controllers to become available after its install."""
+
+
+def bring_up(scenario: CisoScenario, variant: Variant = "violating", *, seed: int = 0) -> Twin:
+    twin = Twin(seed=seed)
+    twin.install_addon("kyverno")
+    twin.advance(KYVERNO_START_S)
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.namespace}}
+    ]
+    for doc in scenario.violating if variant == "violating" else scenario.compliant:
+        meta = {**(doc.get("metadata") or {}), "namespace": scenario.namespace}
+        docs.append({**doc, "metadata": meta})
+    with twin.lock:
+        twin.apply(docs)
+    twin.advance(10)  # the workload's pods start; the reports controller reports on them
+    return twin
+
+
+def reports(twin: Twin) -> list[dict[str, Any]]:
+    """Every PolicyReport and ClusterPolicyReport in the cluster (what ``kubectl get polr,cpolr -A``
+    lists), after bringing the twin up to its clock."""
+    from ...twin.addons.kyverno.addon import CLUSTER_REPORTS_GR, REPORTS_GR
+
+    twin.sync()
+    return [*twin.store.list(REPORTS_GR), *twin.store.list(CLUSTER_REPORTS_GR)]
+
+
+def deploy_policies(twin: Twin, policies: list[dict[str, Any]], *, user: str = "kubernetes-admin") -> None:
+    """Create policies as a client would: through the admission webhooks (Kyverno's policy webhook
+    refuses a policy it cannot run, with its message), then into the store."""
+    from ...twin.addons.base import request_for, run_admission_hooks
+    from ...twin.kube.resources import registry_for
+
+    registry = registry_for(twin)
+    with twin.lock:
+        twin.sync()
+        for doc in policies:
+            info = registry.for_object(doc)
+            run_admission_hooks(twin, request_for(info, "CREATE", doc, user=_User(user)))
+            twin.apply([doc])
+    twin.advance(5)
+
+
+class _User:
+    def __init__(self, username: str) -> None:
+        self.username = username
+        self.groups = ("system:masters", "system:authenticated")

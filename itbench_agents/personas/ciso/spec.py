@@ -1,0 +1,100 @@
+"""A CISO compliance scenario (``scenarios/ciso/<class>/*.yaml``): a CIS control, a namespace with a
+workload that violates it, a compliant variant of the same workload, and the reference policy that
+only the oracle and validation see.
+
+The paper's classes (ITBench §3.1): ``kyverno`` (write a new Kyverno policy for the control) and
+``kyverno-update`` (edit deployed ClusterPolicies; slice 3 of issue 28 adds them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Obj = dict[str, Any]
+CISO_ID = re.compile(r"^ciso/[a-z0-9][a-z0-9-]*-v\d+$")
+CIS_ID = re.compile(r"^5\.\d+\.\d+$")
+WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet")
+
+# the paper's Kyverno goal template, as far as its fragments are published (ITBench
+# playbooks/goal.yml; ../shared/reference/itbench.md §3.3), wording and typos kept
+KYVERNO_GOAL = (
+    "I would like to check if the following condition is satisfiled, given a Kubernetes cluster with "
+    "`kubeconfig.yaml`\n    {control}\n\nTo check the condition, do the following steps.\n"
+    "- deploy a Kyverno policy to the cluster\n- chcek if the policy is correctly deployed.\n\n"
+    "The cluster's kubeconfig is at `{kubeconfig}`.\n"
+)
+
+
+class CisoScenario(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str
+    persona: Literal["ciso"] = "ciso"
+    task_class: Literal["kyverno"] = Field(alias="class")
+    name: str
+    description: str
+    cis: list[str] = Field(min_length=1)
+    """CIS Kubernetes Benchmark ids (v1.9 numbering, as ITBench's "5.2.5 = host network")."""
+    control: str
+    """The control's text, as the goal states it."""
+    namespace: str
+    violating: list[Obj] = Field(min_length=1)
+    """The injected workload(s) that violate the control; their reports are what the scorer reads."""
+    compliant: list[Obj] = Field(min_length=1)
+    """The same workload(s), compliant: a right policy reports no failure for them."""
+    reference: list[Obj] = Field(min_length=1)
+    """The reference Kyverno policy documents (oracle and validation only)."""
+    complexity: Literal["easy", "medium", "hard"] = "easy"
+    technologies: list[str] = Field(default_factory=lambda: ["kubernetes", "kyverno"])
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not CISO_ID.match(v):
+            raise ValueError(f"id must look like 'ciso/<name>-v<N>' (lowercase, digits, dashes), got {v!r}")
+        return v
+
+    @field_validator("cis")
+    @classmethod
+    def _cis(cls, v: list[str]) -> list[str]:
+        bad = [c for c in v if not CIS_ID.match(c)]
+        if bad:
+            raise ValueError(f"CIS Kubernetes ids look like '5.2.5', got {bad}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CisoScenario:
+        for field, docs in (("violating", self.violating), ("compliant", self.compliant)):
+            for doc in docs:
+                meta = doc.get("metadata") or {}
+                if not doc.get("kind") or not doc.get("apiVersion") or not meta.get("name"):
+                    raise ValueError(f"{field}: every document needs apiVersion, kind and metadata.name")
+                if meta.get("namespace", self.namespace) != self.namespace:
+                    raise ValueError(
+                        f"{field}: {doc['kind']} {meta['name']} is outside namespace {self.namespace}"
+                    )
+        if _keys(self.violating) != _keys(self.compliant):
+            raise ValueError("compliant must hold the same objects (kind and name) as violating")
+        for doc in self.reference:
+            if doc.get("apiVersion") != "kyverno.io/v1" or doc.get("kind") not in ("ClusterPolicy", "Policy"):
+                raise ValueError("reference documents are kyverno.io/v1 ClusterPolicy or Policy objects")
+        return self
+
+    def goal(self, kubeconfig: str) -> str:
+        return KYVERNO_GOAL.format(control=self.control, kubeconfig=kubeconfig)
+
+    def targets(self) -> list[tuple[str, str, str, str]]:
+        """(apiVersion, kind, namespace, name) of the injected workloads the scorer looks up."""
+        return [
+            (d["apiVersion"], d["kind"], self.namespace, d["metadata"]["name"])
+            for d in self.violating
+            if d.get("kind") in WORKLOAD_KINDS
+        ]
+
+
+def _keys(docs: list[Obj]) -> list[tuple[str, str]]:
+    return sorted((str(d.get("kind")), str((d.get("metadata") or {}).get("name"))) for d in docs)

@@ -1,0 +1,136 @@
+"""The CISO Kyverno scenarios (issue 28, slice 3, first part): the library loads, every scenario is
+proven on the twin (its reference policy is accepted, detects the violation and passes the compliant
+workload; no policy detects nothing), and blind strategies score zero on the stricter column."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from itbench_agents.personas.ciso.library import ciso_library, load_ciso
+from itbench_agents.personas.ciso.score import score_policies
+from itbench_agents.personas.ciso.spec import CisoScenario
+from itbench_agents.personas.ciso.validate import validate_ciso
+from itbench_agents.scenario.loader import ScenarioLoadError
+
+LIBRARY = ciso_library()
+BY_ID = {s.id: s for s in LIBRARY}
+HOST_NETWORK = BY_ID["ciso/kyverno-host-network-v1"]
+
+
+def test_the_library_loads_with_distinct_controls() -> None:
+    assert len(LIBRARY) >= 12
+    assert len({tuple(s.cis) for s in LIBRARY}) == len(LIBRARY)  # one control per scenario
+    kinds = {k for s in LIBRARY for _, k, _, _ in s.targets()}
+    assert {"Deployment", "DaemonSet", "StatefulSet", "CronJob", "Pod"} <= kinds  # autogen and plain pods
+
+
+def test_cis_ids_exist_in_the_fact_sheet(shared_dir: Path) -> None:
+    sheet = (shared_dir / "reference" / "cis-controls.md").read_text()
+    known = set(re.findall(r"^\| \**(5\.\d+\.\d+)\**", sheet, re.M))
+    assert known, "no CIS ids found in the fact sheet"
+    for s in LIBRARY:
+        assert set(s.cis) <= known, (s.id, s.cis)
+
+
+@pytest.mark.parametrize("scenario", LIBRARY, ids=[s.id for s in LIBRARY])
+def test_every_scenario_is_proven_on_the_twin(scenario: CisoScenario) -> None:
+    result = validate_ciso(scenario)
+    assert result.ok, [(c.name, c.detail) for c in result.checks if not c.ok]
+
+
+def _policy(rule: dict[str, Any], name: str = "agent-policy") -> dict[str, Any]:
+    return {
+        "apiVersion": "kyverno.io/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": name},
+        "spec": {"validationFailureAction": "Audit", "rules": [{"name": "r", **rule}]},
+    }
+
+
+PODS = {"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}}
+BLIND = {
+    "deny-everything": _policy({**PODS, "validate": {"message": "no", "deny": {}}}),
+    "match-nothing": _policy(
+        {
+            "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+            "validate": {"message": "x", "pattern": {"data": {"k": "v"}}},
+        }
+    ),
+    "name-only": _policy(
+        {**PODS, "validate": {"message": "x", "pattern": {"metadata": {"name": "!nginx-deployment*"}}}}
+    ),
+    "labels-only": _policy(
+        {**PODS, "validate": {"message": "x", "pattern": {"metadata": {"labels": {"app": "!nginx"}}}}}
+    ),
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(BLIND))
+def test_blind_policies_score_zero_on_the_stricter_column(strategy: str) -> None:
+    score = score_policies(HOST_NETWORK, [BLIND[strategy]])
+    assert not score.strict, score
+    if strategy == "deny-everything":
+        assert score.detected and not score.compliant_clean  # the paper's pass alone would be fooled
+
+
+def test_the_reference_scores_on_both_columns_and_a_refused_policy_scores_zero() -> None:
+    assert score_policies(HOST_NETWORK, HOST_NETWORK.reference).strict
+    broken = copy.deepcopy(HOST_NETWORK.reference[0])
+    broken["spec"]["rules"][0]["validate"].pop("pattern")
+    score = score_policies(HOST_NETWORK, [broken])
+    assert (
+        not score.detected
+        and "one of pattern, anyPattern, deny, foreach, cel must be specified" in score.refused
+    )
+
+
+def test_fixing_the_workload_instead_of_writing_a_policy_scores_zero() -> None:
+    fixed = HOST_NETWORK.model_copy(update={"violating": HOST_NETWORK.compliant})
+    assert not score_policies(fixed, HOST_NETWORK.reference).detected
+
+
+def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    src = yaml.safe_load(Path(_file_of(HOST_NETWORK)).read_text())
+    folder = tmp_path / "kyverno"
+    folder.mkdir()
+    bad = {**src, "cis": ["5.2"]}
+    (folder / "kyverno-host-network-v1.yaml").write_text(yaml.safe_dump(bad, sort_keys=False))
+    with pytest.raises(ScenarioLoadError, match=r"kyverno-host-network-v1\.yaml:\d+: cis: .*'5\.2'"):
+        load_ciso(folder / "kyverno-host-network-v1.yaml")
+    (folder / "other-v1.yaml").write_text(yaml.safe_dump(src, sort_keys=False))
+    with pytest.raises(ScenarioLoadError, match="file name must be the id's name"):
+        load_ciso(folder / "other-v1.yaml")
+    mismatch = copy.deepcopy(src)
+    mismatch["compliant"][0]["metadata"]["name"] = "elsewhere"
+    (folder / "kyverno-host-network-v1.yaml").write_text(yaml.safe_dump(mismatch, sort_keys=False))
+    with pytest.raises(ScenarioLoadError, match="compliant must hold the same objects"):
+        load_ciso(folder / "kyverno-host-network-v1.yaml")
+
+
+def test_scenarios_cli_lists_and_validates_the_ciso_suite() -> None:
+    from itbench_agents.cli import app
+
+    runner = CliRunner()
+    listed = json.loads(runner.invoke(app, ["scenarios", "list", "--suite", "ciso", "--json"]).output)
+    assert {r["id"] for r in listed} == set(BY_ID)
+    res = runner.invoke(app, ["scenarios", "validate", "--suite", "ciso", "ciso/kyverno-host-*", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert [r["id"] for r in out] == sorted(i for i in BY_ID if i.startswith("ciso/kyverno-host-"))
+    assert all(r["ok"] for r in out)
+    nope = runner.invoke(app, ["scenarios", "validate", "--suite", "ciso", "ciso/nope*"])
+    assert nope.exit_code == 2 and "no CISO scenario matches" in nope.output
+
+
+def _file_of(s: CisoScenario) -> Path:
+    from itbench_agents.paths import scenarios_dir
+
+    return scenarios_dir() / "ciso" / s.task_class / f"{s.id.split('/', 1)[1]}.yaml"
