@@ -26,8 +26,11 @@ HOST_NETWORK = BY_ID["ciso/kyverno-host-network-v1"]
 
 
 def test_the_library_loads_with_distinct_controls() -> None:
-    assert len(LIBRARY) >= 12
-    assert len({tuple(s.cis) for s in LIBRARY}) == len(LIBRARY)  # one control per scenario
+    new = [s for s in LIBRARY if s.task_class == "kyverno"]
+    update = [s for s in LIBRARY if s.task_class == "kyverno-update"]
+    assert len(new) >= 15 and len(update) >= 10  # issue 28's counts
+    for group in (new, update):
+        assert len({tuple(s.cis) for s in group}) == len(group)  # one control per scenario of a class
     kinds = {k for s in LIBRARY for _, k, _, _ in s.targets()}
     assert {"Deployment", "DaemonSet", "StatefulSet", "CronJob", "Pod"} <= kinds  # autogen and plain pods
 
@@ -95,6 +98,49 @@ def test_the_reference_scores_on_both_columns_and_a_refused_policy_scores_zero()
 def test_fixing_the_workload_instead_of_writing_a_policy_scores_zero() -> None:
     fixed = HOST_NETWORK.model_copy(update={"violating": HOST_NETWORK.compliant})
     assert not score_policies(fixed, HOST_NETWORK.reference).detected
+
+
+UPDATE = BY_ID["ciso/kyverno-update-run-as-non-root-v1"]
+
+
+def _renamed(policy: dict[str, Any], name: str) -> dict[str, Any]:
+    out = copy.deepcopy(policy)
+    out["metadata"]["name"] = name
+    return out
+
+
+def test_update_goal_names_the_deployed_policies_and_the_requirement() -> None:
+    goal = UPDATE.goal("/work/kubeconfig")
+    assert "- service-account-requirements" in goal and "- container-security-controls" in goal
+    assert "Prohibit running as the root user." in goal and "Do not change the resource names." in goal
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    ["re-apply unchanged", "new policy instead", "rename the edited", "weaken the other", "deny everything"],
+)
+def test_update_shortcuts_score_zero_on_the_stricter_column(strategy: str) -> None:
+    existing = {p["metadata"]["name"]: copy.deepcopy(p) for p in UPDATE.existing}
+    edited = copy.deepcopy(UPDATE.reference[0])
+    if strategy == "re-apply unchanged":
+        final = list(existing.values())
+    elif strategy == "new policy instead":
+        final = [*existing.values(), _renamed(edited, "run-as-non-root")]
+    elif strategy == "rename the edited":
+        final = [existing["service-account-requirements"], _renamed(edited, "container-security-controls-v2")]
+    elif strategy == "weaken the other":
+        weak = existing["service-account-requirements"]
+        weak["spec"]["rules"] = weak["spec"]["rules"][:1]
+        final = [weak, edited]
+    else:
+        edited["spec"]["rules"].append(
+            {**PODS, "name": "deny-all", "validate": {"message": "no", "deny": {}}}
+        )
+        final = [existing["service-account-requirements"], edited]
+    score = score_policies(UPDATE, final)
+    assert not score.strict, score
+    if strategy in ("new policy instead", "rename the edited", "weaken the other"):
+        assert score.changed and not score.detected
 
 
 def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:

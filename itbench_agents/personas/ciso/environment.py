@@ -17,6 +17,10 @@ def bring_up(scenario: CisoScenario, variant: Variant = "violating", *, seed: in
     twin = Twin(seed=seed)
     twin.install_addon("kyverno")
     twin.advance(KYVERNO_START_S)
+    if scenario.existing:  # kyverno-update: the policies in force before the agent starts
+        with twin.lock:
+            twin.apply(scenario.existing)
+        twin.advance(5)
     docs: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.namespace}}
     ]

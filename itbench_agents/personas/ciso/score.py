@@ -16,13 +16,16 @@ from .spec import CisoScenario
 @dataclass(frozen=True)
 class PolicyScore:
     detected: bool
-    """The paper's pass: a report scoped to an injected workload fails."""
+    """The paper's pass: a report scoped to an injected workload fails (``kyverno-update``: a result
+    of the edited policy fails, and the other policies are unchanged, none added or renamed)."""
     compliant_clean: bool
     """Compliance validation: on the compliant variant the workload is reported and nothing fails."""
     violating: Posture | None = None
     compliant: Posture | None = None
     refused: str = ""
     """Kyverno's refusal of a policy, when it refused one."""
+    changed: tuple[str, ...] = ()
+    """``kyverno-update``: what the policies changed beyond the edit (added, removed, altered)."""
 
     @property
     def strict(self) -> bool:
@@ -40,9 +43,36 @@ def score_policies(scenario: CisoScenario, policies: list[dict[str, Any]], *, se
     other = bring_up(scenario, "compliant", seed=seed)
     deploy_policies(other, policies)
     compliant = assess(reports(other), scenario.targets())
+    detected = violating.detected
+    changed: tuple[str, ...] = ()
+    if scenario.task_class == "kyverno-update":
+        changed = tuple(changes_beyond_edit(scenario, policies))
+        detected = not changed and any(f.startswith(f"{scenario.edit}/") for f in violating.failing)
     return PolicyScore(
-        detected=violating.detected,
+        detected=detected,
         compliant_clean=compliant.evidence and not compliant.detected,
         violating=violating,
         compliant=compliant,
+        changed=changed,
     )
+
+
+def changes_beyond_edit(scenario: CisoScenario, policies: list[dict[str, Any]]) -> list[str]:
+    """ITBench's ``check_unchanged_policies`` and more: a policy added, removed or renamed, or an
+    existing one other than ``edit`` whose rules changed."""
+    final = {_name(p): p for p in policies}
+    before = {_name(p): p for p in scenario.existing}
+    out = [f"added {n}" for n in sorted(set(final) - set(before))]
+    out += [f"removed {n}" for n in sorted(set(before) - set(final))]
+    for name in sorted(set(before) & set(final)):
+        if name != scenario.edit and _rules(final[name]) != _rules(before[name]):
+            out.append(f"changed {name}")
+    return out
+
+
+def _name(policy: dict[str, Any]) -> str:
+    return str((policy.get("metadata") or {}).get("name", ""))
+
+
+def _rules(policy: dict[str, Any]) -> Any:
+    return (policy.get("spec") or {}).get("rules")

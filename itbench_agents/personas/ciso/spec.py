@@ -3,7 +3,8 @@ workload that violates it, a compliant variant of the same workload, and the ref
 only the oracle and validation see.
 
 The paper's classes (ITBench §3.1): ``kyverno`` (write a new Kyverno policy for the control) and
-``kyverno-update`` (edit deployed ClusterPolicies; slice 3 of issue 28 adds them).
+``kyverno-update`` (edit the deployed ClusterPolicies — ``existing`` — so that the one named ``edit``
+also enforces the control, without creating, renaming or changing the others).
 """
 
 from __future__ import annotations
@@ -27,13 +28,20 @@ KYVERNO_GOAL = (
     "The cluster's kubeconfig is at `{kubeconfig}`.\n"
 )
 
+UPDATE_GOAL = (
+    "Currently, the following Kyverno policies are deployed in the cluster:\n{policies}\n\n"
+    "Please edit them to meet additional security requirements. Please avoid creating new policy "
+    "resources; instead, update the existing ones.\n\nThe additional requirement:\n    {control}\n\n"
+    "Do not change the resource names. The cluster's kubeconfig is at `{kubeconfig}`.\n"
+)
+
 
 class CisoScenario(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     id: str
     persona: Literal["ciso"] = "ciso"
-    task_class: Literal["kyverno"] = Field(alias="class")
+    task_class: Literal["kyverno", "kyverno-update"] = Field(alias="class")
     name: str
     description: str
     cis: list[str] = Field(min_length=1)
@@ -46,7 +54,12 @@ class CisoScenario(BaseModel):
     compliant: list[Obj] = Field(min_length=1)
     """The same workload(s), compliant: a right policy reports no failure for them."""
     reference: list[Obj] = Field(min_length=1)
-    """The reference Kyverno policy documents (oracle and validation only)."""
+    """The reference Kyverno policy documents (oracle and validation only); for ``kyverno-update``
+    the edited policy, which replaces the existing one of the same name."""
+    existing: list[Obj] = Field(default_factory=list)
+    """``kyverno-update``: the ClusterPolicies deployed before the agent starts."""
+    edit: str | None = None
+    """``kyverno-update``: the existing policy the new requirement belongs in."""
     complexity: Literal["easy", "medium", "hard"] = "easy"
     technologies: list[str] = Field(default_factory=lambda: ["kubernetes", "kyverno"])
     tags: list[str] = Field(default_factory=list)
@@ -79,12 +92,32 @@ class CisoScenario(BaseModel):
                     )
         if _keys(self.violating) != _keys(self.compliant):
             raise ValueError("compliant must hold the same objects (kind and name) as violating")
-        for doc in self.reference:
+        for doc in [*self.reference, *self.existing]:
             if doc.get("apiVersion") != "kyverno.io/v1" or doc.get("kind") not in ("ClusterPolicy", "Policy"):
-                raise ValueError("reference documents are kyverno.io/v1 ClusterPolicy or Policy objects")
+                raise ValueError(
+                    "reference and existing documents are kyverno.io/v1 ClusterPolicy or Policy objects"
+                )
+        if self.task_class == "kyverno-update":
+            names = [(d.get("metadata") or {}).get("name") for d in self.existing]
+            if not self.existing or self.edit not in names:
+                raise ValueError("a kyverno-update scenario names in `edit` one of its `existing` policies")
+            if [(d.get("metadata") or {}).get("name") for d in self.reference] != [self.edit]:
+                raise ValueError("a kyverno-update scenario's reference is the edited policy alone")
+        elif self.existing or self.edit:
+            raise ValueError("only kyverno-update scenarios have existing policies to edit")
         return self
 
+    def final_reference(self) -> list[Obj]:
+        """The policies in the cluster after the reference solution: for ``kyverno-update`` the
+        existing ones with the edited policy replaced."""
+        if self.task_class != "kyverno-update":
+            return list(self.reference)
+        return [self.reference[0] if _name(d) == self.edit else d for d in self.existing]
+
     def goal(self, kubeconfig: str) -> str:
+        if self.task_class == "kyverno-update":
+            deployed = "\n".join(f"- {_name(d)}" for d in self.existing)
+            return UPDATE_GOAL.format(policies=deployed, control=self.control, kubeconfig=kubeconfig)
         return KYVERNO_GOAL.format(control=self.control, kubeconfig=kubeconfig)
 
     def targets(self) -> list[tuple[str, str, str, str]]:
@@ -94,6 +127,10 @@ class CisoScenario(BaseModel):
             for d in self.violating
             if d.get("kind") in WORKLOAD_KINDS
         ]
+
+
+def _name(doc: Obj) -> str:
+    return str((doc.get("metadata") or {}).get("name", ""))
 
 
 def _keys(docs: list[Obj]) -> list[tuple[str, str]]:

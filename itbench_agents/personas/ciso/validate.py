@@ -35,12 +35,27 @@ def validate_ciso(scenario: CisoScenario, seed: int = 0) -> CisoValidation:
     out.checks.append(
         Check("no policy, nothing detected (noop scores 0)", not nothing.detected, str(nothing.failing))
     )
-    ref = score_policies(scenario, scenario.reference, seed=seed)
+    ref = score_policies(scenario, scenario.final_reference(), seed=seed)
     out.checks.append(Check("reference policy accepted by Kyverno", not ref.refused, ref.refused))
     if ref.refused:
         return out
     failing = ", ".join(ref.violating.failing) if ref.violating else ""
-    out.checks.append(Check("reference detects the violation", ref.detected, failing or "no failing result"))
+    out.checks.append(
+        Check(
+            "reference detects the violation",
+            ref.detected,
+            failing or "; ".join(ref.changed) or "no failing result",
+        )
+    )
+    if scenario.task_class == "kyverno-update":
+        kept = score_policies(scenario, list(scenario.existing), seed=seed)
+        out.checks.append(
+            Check(
+                "the existing policies alone do not detect it",
+                not kept.detected,
+                ", ".join(kept.violating.failing) if kept.violating else "",
+            )
+        )
     detail = ""
     if ref.compliant is not None:
         detail = ", ".join(ref.compliant.failing) or (
