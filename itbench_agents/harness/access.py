@@ -89,21 +89,27 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     return m
 
 
-def _role_objects(namespaces: list[str], sa: str, write: bool) -> list[dict[str, Any]]:
-    subject = [{"kind": "ServiceAccount", "name": sa, "namespace": AGENT_NAMESPACE}]
+def _cluster_role(sa: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ClusterRole ``itbench-<sa>`` of ``rules`` and its binding to ``itbench/<sa>``."""
     role_name = f"itbench-{sa}"
     rbac = "rbac.authorization.k8s.io/v1"
-    cluster_rules = CLUSTER_READ + (NODE_WRITE if write else [])
-    objs: list[dict[str, Any]] = [
-        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": _meta(role_name), "rules": cluster_rules},
+    return [
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": _meta(role_name), "rules": rules},
         {
             "apiVersion": rbac,
             "kind": "ClusterRoleBinding",
             "metadata": _meta(role_name),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
-            "subjects": subject,
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": AGENT_NAMESPACE}],
         },
     ]
+
+
+def _role_objects(namespaces: list[str], sa: str, write: bool) -> list[dict[str, Any]]:
+    subject = [{"kind": "ServiceAccount", "name": sa, "namespace": AGENT_NAMESPACE}]
+    role_name = f"itbench-{sa}"
+    rbac = "rbac.authorization.k8s.io/v1"
+    objs = _cluster_role(sa, CLUSTER_READ + (NODE_WRITE if write else []))
     for ns in namespaces:
         objs += [
             {
@@ -148,6 +154,16 @@ def grant_agent_access(api: KubeApi, namespaces: list[str], *, write: bool = Tru
             _ensure(api, obj)
     reader = mint_token(api, READER)
     return (mint_token(api, WRITER) if write else reader), reader
+
+
+def grant_access(api: KubeApi, sa: str, cluster_rules: list[dict[str, Any]]) -> str:
+    """A ServiceAccount ``itbench/<sa>`` bound to a ClusterRole of ``cluster_rules`` (idempotent),
+    and its token: a persona's own agent credential (e.g. ``personas/ciso/access.py``)."""
+    _ensure(api, {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(AGENT_NAMESPACE)})
+    _ensure(api, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(sa, AGENT_NAMESPACE)})
+    for obj in _cluster_role(sa, cluster_rules):
+        _ensure(api, obj)
+    return mint_token(api, sa)
 
 
 def write_agent_kubeconfigs(

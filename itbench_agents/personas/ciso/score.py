@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...scenario.kubeapi import KubeApi
 from ...twin.kube.errors import ApiError
 from .environment import bring_up, deploy_policies, reports
 from .posture import Posture, assess
@@ -76,3 +77,35 @@ def _name(policy: dict[str, Any]) -> str:
 
 def _rules(policy: dict[str, Any]) -> Any:
     return (policy.get("spec") or {}).get("rules")
+
+
+POLICY_KINDS = ("ClusterPolicy", "Policy")
+
+
+def cluster_policies(api: KubeApi) -> list[dict[str, Any]]:
+    """The Kyverno policies in a cluster as their authors wrote them (server fields and status
+    dropped): what an agent produced, read through the public API (twin or live cluster alike)."""
+    out = []
+    for kind in POLICY_KINDS:
+        for obj in api.list("kyverno.io/v1", kind):
+            meta = obj.get("metadata") or {}
+            kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
+            annotations = {
+                k: v
+                for k, v in (kept.get("annotations") or {}).items()
+                if k != "kubectl.kubernetes.io/last-applied-configuration"
+            }
+            if annotations:
+                kept["annotations"] = annotations
+            else:
+                kept.pop("annotations", None)
+            out.append(
+                {"apiVersion": "kyverno.io/v1", "kind": kind, "metadata": kept, "spec": obj.get("spec") or {}}
+            )
+    return out
+
+
+def score_cluster(scenario: CisoScenario, api: KubeApi, *, seed: int = 0) -> PolicyScore:
+    """Score the policies an agent left in its cluster by executing them on fresh violating and
+    compliant environments (the agent's own cluster may have been tampered with)."""
+    return score_policies(scenario, cluster_policies(api), seed=seed)
