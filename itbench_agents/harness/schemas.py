@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ..agents.base import Diagnosis
+from ..personas.ciso.spec import CisoScenario
 from ..scenario.spec import Scenario
 from .records import EpisodeRecord, RunManifest
 from .trajectory import TrajectoryEvent
@@ -26,6 +27,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "trajectory-event.schema.json": TypeAdapter(TrajectoryEvent).json_schema(),
         "agent-output.schema.json": Diagnosis.model_json_schema(),
         "scenario.schema.json": Scenario.model_json_schema(),
+        "ciso-scenario.schema.json": CisoScenario.model_json_schema(by_alias=True),
     }
 
 

@@ -40,7 +40,7 @@ def run_bash(script: str, cwd: Path, timeout: float) -> subprocess.CompletedProc
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("kubectl") and shutil.which("jq")), reason="needs kubectl and jq")
 def test_readme_explore_the_twin_block_runs(tmp_path: Path) -> None:
-    block = bash_block("README.md", "twin serve").replace("/tmp/twin.", f"{tmp_path}/twin.")
+    block = bash_block("README.md", "twin serve --app otel-demo").replace("/tmp/twin.", f"{tmp_path}/twin.")
     serve, *rest = [line for line in block.splitlines() if line.strip()]
     assert "itbench twin serve" in serve and rest, block
     commands = [line for line in rest if not line.startswith("#")]
