@@ -77,13 +77,16 @@ def validate_ciso_suite(ids: list[str], as_json: bool, seed: int) -> None:
     if as_json:
         print(
             json.dumps(
-                [{"id": r.scenario, "ok": r.ok, "checks": [c.__dict__ for c in r.checks]} for r in results],
+                [
+                    {"id": r.scenario_id, "ok": r.ok, "checks": [c.__dict__ for c in r.checks]}
+                    for r in results
+                ],
                 indent=2,
             )
         )
     else:
         for r in results:
-            print(f"{'ok  ' if r.ok else 'FAIL'} {r.scenario}")
+            print(f"{'ok  ' if r.ok else 'FAIL'} {r.scenario_id}")
             for c in r.checks:
                 if not c.ok:
                     print(f"       ✗ {c.name}: {c.detail}")

@@ -4,33 +4,15 @@ on the compliant one, and without any policy nothing is detected (a noop agent s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ...scenario.validate import Check, ValidationResult
 from .environment import bring_up, reports
 from .posture import assess
 from .score import score_policies
 from .spec import CisoScenario
 
 
-@dataclass
-class Check:
-    name: str
-    ok: bool
-    detail: str = ""
-
-
-@dataclass
-class CisoValidation:
-    scenario: str
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-
-def validate_ciso(scenario: CisoScenario, seed: int = 0) -> CisoValidation:
-    out = CisoValidation(scenario.id)
+def validate_ciso(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
+    out = ValidationResult(scenario.id)
     nothing = assess(reports(bring_up(scenario, "violating", seed=seed)), scenario.targets())
     out.checks.append(
         Check("no policy, nothing detected (noop scores 0)", not nothing.detected, str(nothing.failing))

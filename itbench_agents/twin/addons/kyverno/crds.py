@@ -21,6 +21,22 @@ _OPEN: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 _ACTIONS = ["audit", "enforce", "Audit", "Enforce"]
 
 
+def _object(required: list[str] | None = None, **properties: Obj) -> Obj:
+    """A custom resource's schema: apiVersion, kind, metadata and ``properties``."""
+    schema: Obj = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            **properties,
+        },
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
 def _policy_schema() -> Obj:
     rule = {
         "type": "object",
@@ -48,17 +64,7 @@ def _policy_schema() -> Obj:
             "rules": {"type": "array", "items": rule},
         },
     }
-    return {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": _OPEN,
-        },
-        "required": ["spec"],
-    }
+    return _object(required=["spec"], spec=spec, status=_OPEN)
 
 
 def _policy_columns() -> list[Obj]:
@@ -95,32 +101,22 @@ def _report_columns() -> list[Obj]:
 
 
 def _report_schema() -> Obj:
-    return {
+    counts = {k: {"type": "integer"} for k in ("pass", "fail", "warn", "error", "skip")}
+    result = {
         "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
         "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "scope": _OPEN,
-            "scopeSelector": _OPEN,
-            "summary": {
-                "type": "object",
-                "properties": {k: {"type": "integer"} for k in ("pass", "fail", "warn", "error", "skip")},
-            },
-            "results": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "x-kubernetes-preserve-unknown-fields": True,
-                    "properties": {
-                        "result": {"type": "string", "enum": ["pass", "fail", "warn", "error", "skip"]},
-                        "policy": {"type": "string"},
-                    },
-                    "required": ["policy"],
-                },
-            },
+            "result": {"type": "string", "enum": ["pass", "fail", "warn", "error", "skip"]},
+            "policy": {"type": "string"},
         },
+        "required": ["policy"],
     }
+    return _object(
+        scope=_OPEN,
+        scopeSelector=_OPEN,
+        summary={"type": "object", "properties": counts},
+        results={"type": "array", "items": result},
+    )
 
 
 def _crd(
@@ -168,16 +164,7 @@ def _crd(
 
 def kyverno_crds() -> list[Obj]:
     policy = _policy_schema()
-    exception: Obj = {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": _OPEN,
-        },
-        "required": ["spec"],
-    }
+    exception = _object(required=["spec"], spec=_OPEN)
     age = [{"jsonPath": ".metadata.creationTimestamp", "name": "AGE", "type": "date"}]
     return [
         _crd(
