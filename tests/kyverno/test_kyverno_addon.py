@@ -342,8 +342,13 @@ def test_kyverno_runs_as_pods_and_stops_working_when_they_are_gone(cluster: Clus
         'Post "https://kyverno-svc.kyverno.svc:443/validate/fail?timeout=10s": no endpoints available for '
         'service "kyverno-svc"'
     ) in res.stderr
-    assert cluster.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: paa}\n").returncode == 0
-    bad = cluster.apply((POLICY % "Audit").replace("name: disallow-host-namespaces", "name: other"), check=False)
+    assert (
+        cluster.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: paa}\n").returncode
+        == 0
+    )
+    bad = cluster.apply(
+        (POLICY % "Audit").replace("name: disallow-host-namespaces", "name: other"), check=False
+    )
     assert 'failed calling webhook "validate-policy.kyverno.svc"' in bad.stderr
     cluster.kubectl("-n", "kyverno", "scale", "deploy", "--all", "--replicas=1")
     cluster.twin.advance(60)
@@ -358,3 +363,62 @@ def test_kyverno_runs_as_pods_and_stops_working_when_they_are_gone(cluster: Clus
     cluster.kubectl("-n", "kyverno", "scale", "deploy", "kyverno-reports-controller", "--replicas=1")
     cluster.twin.advance(30)
     assert cluster.report_for("Deployment", "web")["summary"]["pass"] == 1  # type: ignore[index]
+
+
+NETPOL_POLICY = """
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-netpol}
+spec:
+  validationFailureAction: Audit
+  rules:
+  - name: require-network-policy
+    match:
+      any:
+      - resources: {kinds: [Deployment]}
+    context:
+    - name: policies_count
+      apiCall:
+        urlPath: "/apis/networking.k8s.io/v1/namespaces/{{request.namespace}}/networkpolicies"
+        jmesPath: "items | length(@)"
+    - name: teams
+      configMap: {name: allowed-teams, namespace: paa}
+    validate:
+      message: "Every Deployment needs a NetworkPolicy in its namespace and an allowed team label."
+      deny:
+        conditions:
+          any:
+          - {key: "{{ policies_count }}", operator: LessThan, value: 1}
+          - {key: "{{ request.object.metadata.labels.team || '' }}", operator: AnyNotIn, value: "{{ split(teams.data.names, ',') }}"}
+"""
+NETPOL = """
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: default-deny, namespace: paa}
+spec: {podSelector: {}, policyTypes: [Ingress]}
+"""
+
+
+def test_context_entries_read_the_cluster(cluster: Cluster) -> None:
+    """configMap and apiCall context entries are answered from the cluster, as Kyverno's loaders do;
+    a missing ConfigMap is the rule's error, not a crash."""
+    workload = yaml.safe_load(WORKLOAD % "false")
+    workload["metadata"]["labels"] = {"team": "payments"}
+    cluster.apply(yaml.safe_dump(workload))
+    cluster.apply(NETPOL_POLICY)
+    report = cluster.report_for("Deployment", "web")
+    assert report is not None and report["summary"]["error"] == 1
+    assert (
+        'failed to get configmap paa/allowed-teams : configmaps "allowed-teams" not found'
+        in report["results"][0]["message"]
+    )
+    cluster.apply(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: allowed-teams, namespace: paa}\ndata: {names: 'payments,search'}\n"
+    )
+    cluster.kubectl("annotate", "cpol", "require-netpol", "touched=1")  # a policy change rescans
+    report = cluster.report_for("Deployment", "web")
+    assert report is not None and report["summary"]["fail"] == 1, report  # no NetworkPolicy yet
+    cluster.apply(NETPOL)
+    cluster.kubectl("annotate", "cpol", "require-netpol", "touched=2", "--overwrite")
+    report = cluster.report_for("Deployment", "web")
+    assert report is not None and report["summary"]["pass"] == 1, report

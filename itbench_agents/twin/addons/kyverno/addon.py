@@ -343,6 +343,7 @@ class KyvernoAddon:
             user_info=user,
             namespace_object=ns_obj,
             exceptions=list(self.twin.store.list(EXCEPTIONS)),
+            cluster=StoreReader(self.twin),
         )
 
     def _info(self, gr: GroupResource) -> Any:
@@ -365,6 +366,60 @@ class KyvernoAddon:
             for obj in self.twin.store.list(gr):
                 if not filtered(info.kind, gr.group, (obj.get("metadata") or {}).get("namespace", "") or ""):
                     yield gr, obj
+
+
+class StoreReader:
+    """What rule context entries read — ConfigMaps and ``apiCall`` GETs of Kubernetes API paths —
+    answered from the twin's store as the API server would (a list as a ``<Kind>List``; the
+    ``labelSelector`` query parameter honoured)."""
+
+    def __init__(self, twin: Any) -> None:
+        self.twin = twin
+
+    def config_map(self, namespace: str, name: str) -> Obj | None:
+        found = self.twin.store.get(GroupResource("", "configmaps"), namespace, name)
+        return {**found, "apiVersion": "v1", "kind": "ConfigMap"} if found is not None else None
+
+    def api_get(self, url_path: str) -> Any:
+        from urllib.parse import parse_qs, urlsplit
+
+        from ...kube.resources import registry_for
+        from ...kube.selectors import labels_match, parse_label_selector
+
+        url = urlsplit(url_path)
+        parts = [p for p in url.path.split("/") if p]
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif parts[:1] == ["apis"] and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise LookupError("the server could not find the requested resource")
+        namespace = ""
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            namespace, rest = rest[1], rest[2:]
+        info = registry_for(self.twin).get(group, version, rest[0]) if rest and len(rest) <= 2 else None
+        if info is None or (namespace and not info.namespaced):
+            raise LookupError("the server could not find the requested resource")
+        stamp = {"apiVersion": info.api_version, "kind": info.kind}
+        if len(rest) == 2:
+            obj = self.twin.store.get(info.gr, namespace, rest[1])
+            if obj is None:
+                raise LookupError(f'{info.resource} "{rest[1]}" not found')
+            return {**obj, **stamp}
+        try:
+            selector = parse_qs(url.query).get("labelSelector")
+            reqs = parse_label_selector(selector[0] if selector else None)
+        except Exception as exc:  # the server's 400 for a selector it cannot parse
+            raise LookupError(str(exc)) from exc
+        items = [
+            {**o, **stamp} for o in self.twin.store.list(info.gr, namespace or None) if labels_match(reqs, o)
+        ]
+        return {
+            "apiVersion": info.api_version.split("/")[-1] if not info.group else info.api_version,
+            "kind": f"{info.kind}List",
+            "metadata": {"resourceVersion": str(self.twin.store.resource_version)},
+            "items": items,
+        }
 
 
 def filtered(kind: str, group: str, namespace: str) -> bool:

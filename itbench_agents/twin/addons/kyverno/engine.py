@@ -11,7 +11,7 @@ variable substitution) or ``foreach``. What this engine does not implement (``va
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .autogen import generate
 from .conditions import ConditionError, evaluate_block
@@ -20,6 +20,17 @@ from .pattern import match_pattern
 from .variables import Context, VariableError, query, substitute
 
 SCORED = "policies.kyverno.io/scored"
+
+
+class ClusterReader(Protocol):
+    """The cluster as a rule's context entries see it (Kyverno reads through its own credential)."""
+
+    def config_map(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def api_get(self, url_path: str) -> Any:
+        """The JSON the API server answers ``GET url_path`` with; ``LookupError`` with the
+        server's message when it answers an error."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,9 @@ class Admission:
     """CEL's ``params`` (a policy's parameter resource), when the policy has one."""
     exceptions: list[dict[str, Any]] = field(default_factory=list)
     """PolicyExceptions in force (``kyverno.io/v2``, and CEL ones ``policies.kyverno.io``)."""
+    cluster: ClusterReader | None = None
+    """Where rule ``context`` entries read ConfigMaps and API calls from (Kyverno in a cluster);
+    without one they need supplied values, as in ``kyverno test``."""
 
     @property
     def resource(self) -> dict[str, Any]:
@@ -246,9 +260,12 @@ def _request_context(adm: Admission) -> Context:
     return ctx
 
 
-def _load_context(entries: list[dict[str, Any]], ctx: Context, given: dict[str, Any]) -> None:
-    """Context entries: ``variable`` entries are computed; the others (configMap, apiCall,
-    imageRegistry, globalReference) come from the supplied values (a test's Values file)."""
+def _load_context(
+    entries: list[dict[str, Any]], ctx: Context, given: dict[str, Any], cluster: ClusterReader | None = None
+) -> None:
+    """Context entries: ``variable`` entries are computed; configMap and apiCall entries are read
+    from the cluster when there is one; the others (and those, without a cluster) come from the
+    supplied values (a test's Values file)."""
     for entry in entries or []:
         name = str(entry.get("name", ""))
         if "variable" in entry:
@@ -265,11 +282,41 @@ def _load_context(entries: list[dict[str, Any]], ctx: Context, given: dict[str, 
             if value is None:
                 raise VariableError(f"failed to add variable {name} to the context: no value")
             ctx.set(name, value)
+        elif (
+            name not in given
+            and _lookup(ctx, name) is None
+            and cluster is not None
+            and ("configMap" in entry or "apiCall" in entry)
+        ):
+            ctx.set(name, _from_cluster(entry, ctx, cluster))
         elif name not in given and _lookup(ctx, name) is None:
             kind = next(
                 (k for k in ("configMap", "apiCall", "imageRegistry", "globalReference") if k in entry), "?"
             )
             raise VariableError(f"context entry {name} ({kind}) needs a cluster; no value was supplied")
+
+
+def _from_cluster(entry: dict[str, Any], ctx: Context, cluster: ClusterReader) -> Any:
+    """A configMap or apiCall context entry read from the cluster, as Kyverno's context loaders do."""
+    name = str(entry.get("name", ""))
+    if "configMap" in entry:
+        ref = substitute(entry["configMap"] or {}, ctx, f"/context/{name}/configMap/")
+        ns, cm_name = str(ref.get("namespace") or "default"), str(ref.get("name", ""))
+        found = cluster.config_map(ns, cm_name)
+        if found is None:
+            raise VariableError(f'failed to get configmap {ns}/{cm_name} : configmaps "{cm_name}" not found')
+        return found
+    call = entry.get("apiCall") or {}
+    path = str(substitute(call.get("urlPath", ""), ctx, f"/context/{name}/apiCall/urlPath/"))
+    try:
+        value = cluster.api_get(path)
+    except LookupError as exc:
+        if "default" in call:
+            return substitute(call["default"], ctx)
+        raise VariableError(f"failed to GET resource with raw url {path}: {exc}") from exc
+    if call.get("jmesPath"):
+        value = query(substitute(call["jmesPath"], ctx), value)
+    return value
 
 
 def _lookup(ctx: Context, dotted: str) -> Any:
@@ -284,7 +331,7 @@ def _lookup(ctx: Context, dotted: str) -> Any:
 def _validate_rule(rule: dict[str, Any], ctx: Context, adm: Admission) -> tuple[str, str]:
     validate = rule.get("validate") or {}
     try:
-        _load_context(rule.get("context") or [], ctx, _rule_values(adm, rule))
+        _load_context(rule.get("context") or [], ctx, _rule_values(adm, rule), adm.cluster)
     except VariableError as exc:
         return "error", f"failed to load context: {exc}"
     try:
@@ -458,7 +505,7 @@ def _elements(
             if index < len(values):
                 local.set(var, values[index])
         try:
-            _load_context(loop.get("context") or [], local, {})
+            _load_context(loop.get("context") or [], local, {}, adm.cluster)
         except VariableError as exc:
             return "error", f"failed to load context: {exc}", applied
         try:
