@@ -157,7 +157,7 @@ def test_loader_errors_name_file_line_and_field(tmp_path: Path) -> None:
     mismatch = copy.deepcopy(src)
     mismatch["compliant"][0]["metadata"]["name"] = "elsewhere"
     (folder / "kyverno-host-network-v1.yaml").write_text(yaml.safe_dump(mismatch, sort_keys=False))
-    with pytest.raises(ScenarioLoadError, match="compliant must hold the same objects"):
+    with pytest.raises(ScenarioLoadError, match="compliant must hold the same workloads"):
         load_ciso(folder / "kyverno-host-network-v1.yaml")
 
 

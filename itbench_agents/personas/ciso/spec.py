@@ -52,7 +52,8 @@ class CisoScenario(BaseModel):
     violating: list[Obj] = Field(min_length=1)
     """The injected workload(s) that violate the control; their reports are what the scorer reads."""
     compliant: list[Obj] = Field(min_length=1)
-    """The same workload(s), compliant: a right policy reports no failure for them."""
+    """The same workload(s), compliant (plus any object that makes them so, e.g. a NetworkPolicy):
+    a right policy reports no failure for them."""
     reference: list[Obj] = Field(min_length=1)
     """The reference Kyverno policy documents (oracle and validation only); for ``kyverno-update``
     the edited policy, which replaces the existing one of the same name."""
@@ -91,7 +92,11 @@ class CisoScenario(BaseModel):
                         f"{field}: {doc['kind']} {meta['name']} is outside namespace {self.namespace}"
                     )
         if _keys(self.violating) != _keys(self.compliant):
-            raise ValueError("compliant must hold the same objects (kind and name) as violating")
+            raise ValueError("compliant must hold the same workloads (kind and name) as violating")
+        if not self.targets():
+            raise ValueError(
+                f"violating needs a workload ({', '.join(WORKLOAD_KINDS)}): the scorer reads its reports"
+            )
         for doc in [*self.reference, *self.existing]:
             if doc.get("apiVersion") != "kyverno.io/v1" or doc.get("kind") not in ("ClusterPolicy", "Policy"):
                 raise ValueError(
@@ -134,4 +139,9 @@ def _name(doc: Obj) -> str:
 
 
 def _keys(docs: list[Obj]) -> list[tuple[str, str]]:
-    return sorted((str(d.get("kind")), str((d.get("metadata") or {}).get("name"))) for d in docs)
+    """The workloads of ``docs`` (the compliant variant may add other objects, e.g. a NetworkPolicy)."""
+    return sorted(
+        (str(d.get("kind")), str((d.get("metadata") or {}).get("name")))
+        for d in docs
+        if d.get("kind") in WORKLOAD_KINDS
+    )
