@@ -6,6 +6,8 @@
 2. Admission: 50 policies on one request at a time, per-request latency p50 / p95. Target p50 < 5 ms.
 3. The same two through the twin's Kyverno addon: a full rescan into PolicyReports (store writes
    included) after a policy change, and the resource webhook's latency per request.
+4. ``itbench scenarios validate --suite ciso``'s work: every CISO scenario proven on the twin, in
+   one process. Target < 2 min on 2 cores.
 
     uv run python benchmarks/policy.py                       # both, policies from ../shared
     uv run python benchmarks/policy.py --resources 200 --repeat 1
@@ -128,6 +130,21 @@ def main() -> None:
     )
 
     addon_numbers(policies, fifty, resources)
+    ciso_validation()
+
+
+def ciso_validation() -> None:
+    from itbench_agents.personas.ciso.library import ciso_library
+    from itbench_agents.personas.ciso.validate import validate_ciso
+
+    scenarios = ciso_library()
+    t0 = time.perf_counter()
+    ok = sum(validate_ciso(s).ok for s in scenarios)
+    took = time.perf_counter() - t0
+    print(
+        f"validate --suite ciso: {ok}/{len(scenarios)} valid in {took:.1f} s "
+        f"({took / len(scenarios):.2f} s per scenario; target < 2 min)"
+    )
 
 
 def addon_numbers(
