@@ -46,19 +46,15 @@ def deploy_policies(twin: Twin, policies: list[dict[str, Any]], *, user: str = "
     """Create policies as a client would: through the admission webhooks (Kyverno's policy webhook
     refuses a policy it cannot run, with its message), then into the store."""
     from ...twin.addons.base import request_for, run_admission_hooks
+    from ...twin.kube.auth.users import UserInfo
     from ...twin.kube.resources import registry_for
 
     registry = registry_for(twin)
+    admin = UserInfo(user, groups=("system:masters", "system:authenticated"))
     with twin.lock:
         twin.sync()
         for doc in policies:
             info = registry.for_object(doc)
-            run_admission_hooks(twin, request_for(info, "CREATE", doc, user=_User(user)))
+            run_admission_hooks(twin, request_for(info, "CREATE", doc, user=admin))
             twin.apply([doc])
     twin.advance(5)
-
-
-class _User:
-    def __init__(self, username: str) -> None:
-        self.username = username
-        self.groups = ("system:masters", "system:authenticated")

@@ -80,6 +80,7 @@ def _rules(policy: dict[str, Any]) -> Any:
 
 
 POLICY_KINDS = ("ClusterPolicy", "Policy")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def cluster_policies(api: KubeApi) -> list[dict[str, Any]]:
@@ -89,16 +90,10 @@ def cluster_policies(api: KubeApi) -> list[dict[str, Any]]:
     for kind in POLICY_KINDS:
         for obj in api.list("kyverno.io/v1", kind):
             meta = obj.get("metadata") or {}
-            kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
-            annotations = {
-                k: v
-                for k, v in (kept.get("annotations") or {}).items()
-                if k != "kubectl.kubernetes.io/last-applied-configuration"
-            }
+            kept = {k: meta[k] for k in ("name", "namespace", "labels") if meta.get(k)}
+            annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
             if annotations:
                 kept["annotations"] = annotations
-            else:
-                kept.pop("annotations", None)
             out.append(
                 {"apiVersion": "kyverno.io/v1", "kind": kind, "metadata": kept, "spec": obj.get("spec") or {}}
             )
