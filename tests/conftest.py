@@ -28,6 +28,15 @@ def shared_dir() -> Path:
     return SHARED
 
 
+@pytest.fixture(autouse=True)
+def _own_kubectl_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own kubectl cache (``KUBECACHEDIR``). kubectl keeps discovery for hours
+    under ``~/.kube/cache/discovery/<host_port>``, and served twins reuse ports: a twin that served
+    Kyverno's CRDs on a port would otherwise tell the next test's kubectl, on that port, that
+    ClusterPolicy exists where it does not."""
+    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubecache", numbered=True)))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Long end-to-end tests (marked ``slow``) first, the longest timeouts (whole-library runs) first of
     all: pytest-xdist deals them out to its workers at once, and the tail of the run is short tests
