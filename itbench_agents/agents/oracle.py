@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..scenario.inject import apply_operations
@@ -101,6 +102,8 @@ class OracleAgent:
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         if self._scenario is None:
             raise RuntimeError("the oracle agent needs the harness' privileged context (prime) first")
+        if not isinstance(self._scenario, Scenario):
+            return deploy_reference_policies(self._scenario, task, events)
         start = time.perf_counter()
         api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
         diagnosis = ground_truth_diagnosis(self._scenario, api)
@@ -119,6 +122,39 @@ class OracleAgent:
         )
         write_agent_output(task.workdir, out)
         return out
+
+
+def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> AgentOutput:
+    """A CISO scenario: create (or, for ``kyverno-update``, replace) the reference policies with the
+    agent's own credential, as an agent would, and leave them in ``policy.yaml``."""
+    import yaml
+
+    from ..scenario.kubeapi import KubeApiError
+
+    api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
+    actions = []
+    for doc in scenario.final_reference():
+        meta = doc.get("metadata") or {}
+        events(
+            {
+                "type": "tool_call",
+                "tool": "kubernetes-api",
+                "args": {"apply": f"{doc['kind']}/{meta['name']}"},
+            }
+        )
+        try:
+            api.create(doc)
+            actions.append(f"created {doc['kind']} {meta['name']}")
+        except KubeApiError as e:
+            if e.code != 409:
+                raise
+            api.replace(doc)
+            actions.append(f"replaced {doc['kind']} {meta['name']}")
+        events({"type": "observation", "tool": "kubernetes-api", "content": actions[-1]})
+    (Path(task.workdir) / "policy.yaml").write_text(
+        yaml.safe_dump_all(scenario.final_reference(), sort_keys=False)
+    )
+    return AgentOutput(mitigation_actions=actions, steps=len(actions))
 
 
 def make_agent(config: AgentConfig) -> OracleAgent:

@@ -27,16 +27,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..scenario.registry import ScenarioRegistry
+from .catalogue import ScenarioLookup
 from .episode import EpisodeSpec, _utc, run_episode, trial_seed
 from .records import EpisodeRecord, RunConfig, RunManifest
 from .runfolder import EpisodeLog, git_revision, open_run, package_versions, read_episodes
 from .shared import crash_record, groups, run_shared
 
 
-def plan(
-    config: RunConfig, registry: ScenarioRegistry, run_id: str, run_dir: str | Path
-) -> list[EpisodeSpec]:
+def plan(config: RunConfig, registry: ScenarioLookup, run_id: str, run_dir: str | Path) -> list[EpisodeSpec]:
     specs = []
     for agent in config.agents:
         for sid in config.scenarios:
@@ -86,12 +84,34 @@ class BatchSummary:
     mitigation_pass: int = 0
     mitigation_applicable: int = 0
     errors: int = 0
+    compliance_pass: int = 0
+    """CISO episodes whose ``strict`` score passed (the violation detected, the compliant variant clean)."""
+    compliance_scored: int = 0
     records: list[EpisodeRecord] = field(default_factory=list)
     stopped_early: bool = False
+
+    @property
+    def sre_ran(self) -> int:
+        return sum(1 for r in self.records if r.persona == "sre")
+
+    def counts(self) -> str:
+        """``diagnosis a/b, mitigation c/d`` for SRE episodes, ``compliance e/f`` for CISO ones."""
+        parts = []
+        if self.sre_ran or not self.compliance_scored:
+            parts.append(
+                f"diagnosis {self.diagnosis_pass}/{self.sre_ran}, "
+                f"mitigation {self.mitigation_pass}/{self.mitigation_applicable}"
+            )
+        if any(r.persona == "ciso" for r in self.records):
+            parts.append(f"compliance (strict) {self.compliance_pass}/{self.compliance_scored}")
+        return ", ".join(parts)
 
     def add(self, rec: EpisodeRecord) -> None:
         self.ran += 1
         self.records.append(rec)
+        if "strict" in rec.scores:
+            self.compliance_scored += 1
+            self.compliance_pass += rec.scores["strict"].passed
         if rec.diagnosis and rec.diagnosis.correct:
             self.diagnosis_pass += 1
         if rec.mitigation and rec.mitigation.applicable:
@@ -320,7 +340,7 @@ def _run_pool(
 def start_run(
     run_dir: str | Path,
     config: RunConfig,
-    registry: ScenarioRegistry,
+    registry: ScenarioLookup,
     *,
     run_id: str | None = None,
 ) -> tuple[RunManifest, list[EpisodeSpec], bool]:

@@ -76,7 +76,7 @@ def run_cmd(
     suite: Annotated[
         str | None,
         typer.Option(
-            help="run a whole suite: a persona (sre) or persona:tag (sre:flagd)", envvar="ITBENCH_SUITE"
+            help="run a whole suite: a persona (sre, ciso) or persona:tag (sre:flagd, ciso:kyverno-update)", envvar="ITBENCH_SUITE"
         ),
     ] = None,
     scenario: Annotated[
@@ -265,12 +265,12 @@ def run_cmd(
     from ..agents.sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import (
-        ScenarioRegistry,
         ScenarioSelectionError,
         UnknownScenarioError,
         add_scenario_dirs,
     )
     from .batch import BatchInterrupted, done_keys, interrupt_on_signals, new_run_id, run_batch, start_run
+    from .catalogue import Catalogue
     from .progress import BatchProgress
     from .records import AgentSpec, RunConfig
     from .runfolder import RunFolderError, read_manifest
@@ -284,7 +284,7 @@ def run_cmd(
         add_scenario_dirs(resumed_config.scenario_dirs)  # the run's own scenario folders
     extra_dirs = add_scenario_dirs(scenarios_dir or [])
     try:
-        registry = ScenarioRegistry.default()
+        registry = Catalogue.default()
     except ScenarioLoadError as e:
         raise _fail(f"scenario library does not load:\n{e}") from None
     try:
@@ -410,8 +410,7 @@ def run_cmd(
     finally:
         restore_signals()
     console.print(
-        f"done: {summary.ran} ran, {summary.skipped} already done; diagnosis {summary.diagnosis_pass}/{summary.ran}, "
-        f"mitigation {summary.mitigation_pass}/{summary.mitigation_applicable}, errors {summary.errors}"
+        f"done: {summary.ran} ran, {summary.skipped} already done; {summary.counts()}, errors {summary.errors}"
         + (" [bold yellow](command agents ran WITHOUT a sandbox)[/]" if unsandboxed else ""),
         highlight=False,
     )
@@ -450,7 +449,7 @@ def score_cmd(
     from ..evaluation.aggregate import summarize
     from ..report.console import print_table
 
-    summary = summarize(records)
+    summary = summarize([r for r in records if r.persona == "sre"])
     if as_json:
         print(summary.model_dump_json(indent=1))
         return

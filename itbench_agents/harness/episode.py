@@ -27,9 +27,10 @@ from ..evaluation.diagnosis import DiagnosisScore, score_diagnosis
 from ..evaluation.topology import Topology
 from ..llm.retry import CONFIG_ERRORS
 from ..scenario.spec import Scenario
+from .catalogue import AnyScenario
 from .environment import Environment, EnvironmentError_
 from .limits import LimitExceeded, LimitTracker
-from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Termination, Timing
+from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Score, Termination, Timing
 from .timeline import TwinTimeline
 from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
 from .workdir import copy_back, private_workdir
@@ -62,7 +63,7 @@ def _utc() -> str:
 class EpisodeSpec:
     run_id: str
     run_dir: str
-    scenario: Scenario
+    scenario: AnyScenario
     agent: AgentSpec
     trial: int
     seed: int
@@ -93,16 +94,31 @@ class EpisodeSpec:
             trial=self.trial,
             seed=self.seed,
             masked=self.masked,
-            category=self.scenario.category,
-            complexity=self.scenario.complexity,
-            bucket=self.scenario.complexity_bucket,
-            control=self.scenario.control,
+            **scenario_fields(self.scenario),
             **outcome,
         )
 
 
+def scenario_fields(scenario: AnyScenario) -> dict[str, Any]:
+    """What a record says about its scenario, by persona."""
+    if isinstance(scenario, Scenario):
+        return {
+            "persona": scenario.persona,
+            "category": scenario.category,
+            "complexity": scenario.complexity,
+            "bucket": scenario.complexity_bucket,
+            "control": scenario.control,
+        }
+    return {"persona": scenario.persona, "category": scenario.task_class, "bucket": scenario.complexity}
+
+
 def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
     if spec.environment == "twin":
+        if not isinstance(spec.scenario, Scenario):
+            from ..personas.ciso.episode import CisoEnvironment
+
+            # scored by its ``scores()`` (named scores), not by ``evaluate()``/``topology()``
+            return CisoEnvironment(spec.scenario, seed=spec.seed, workdir=workdir)  # type: ignore[return-value]
         from .twin_env import TwinEnvironment
 
         return TwinEnvironment(
@@ -133,12 +149,12 @@ def make_agent_for(spec: AgentSpec) -> Any:
 
 
 def score_outcome(
-    scenario: Scenario,
+    scenario: AnyScenario,
     termination: Termination,
     output: AgentOutput | None,
     topology: Topology | None,
 ) -> DiagnosisScore | None:
-    if termination in UNSCORED:
+    if termination in UNSCORED or not isinstance(scenario, Scenario):
         return None
     if output is None:
         return DiagnosisScore(reason=f"no output ({termination})")
@@ -243,6 +259,7 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
     error: str | None = None
     output: AgentOutput | None = None
     mitigation: MitigationScore | None = None
+    scores: dict[str, Score] = {}
     topology: Topology | None = None
     timing = Timing()
     tracker: LimitTracker | None = None
@@ -377,14 +394,21 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                 copy_back(work, ep_dir / "work")
                 try:
                     env.settle()
-                    mitigation = env.evaluate()
-                    topology = env.topology()
-                    (ep_dir / "mitigation.json").write_text(mitigation.model_dump_json(indent=2) + "\n")
-                    topology.write(ep_dir / "topology.json")
-                    note("evaluated", mitigation.model_dump(mode="json"))
+                    scorer = getattr(env, "scores", None)
+                    if callable(scorer):  # a persona scored by named scores (CISO)
+                        scores = scorer()
+                        dumped = {k: v.model_dump(mode="json") for k, v in scores.items()}
+                        (ep_dir / "scores.json").write_text(json.dumps(dumped, indent=2) + "\n")
+                        note("evaluated", dumped)
+                    else:
+                        mitigation = env.evaluate()
+                        topology = env.topology()
+                        (ep_dir / "mitigation.json").write_text(mitigation.model_dump_json(indent=2) + "\n")
+                        topology.write(ep_dir / "topology.json")
+                        note("evaluated", mitigation.model_dump(mode="json"))
                 except Exception as e:
                     termination, error = "env_error", f"evaluation failed: {type(e).__name__}: {e}"
-                    mitigation = None
+                    mitigation, scores = None, {}
     except Exception as e:  # a bug in the harness itself
         termination, error = "harness_error", f"{type(e).__name__}: {e}"
         traj.write(ErrorEvent(where="harness", message=traceback.format_exc()))
@@ -400,7 +424,7 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
 
     diag = score_outcome(spec.scenario, termination, output, topology)
     if termination in UNSCORED:
-        mitigation = None
+        mitigation, scores = None, {}
     fill_times(timing, diag, mitigation, output)
     wall = time.perf_counter() - t0
     timing.harness_overhead_s = max(0.0, wall - agent_wall)
@@ -415,12 +439,12 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
         wall_s=wall,
         diagnosis=diag,
         mitigation=mitigation,
+        scores=scores,
         timing=timing,
         usage=usage or AgentOutput().usage,
         steps=(tracker.steps if tracker else 0) or (output.steps if output else 0),
     )
-    traj.write(
-        ScoreEvent(scores=json.loads(rec.model_dump_json(include={"termination", "diagnosis", "mitigation"})))
-    )
+    scored = {"termination", "diagnosis", "mitigation"} | ({"scores"} if scores else set())
+    traj.write(ScoreEvent(scores=json.loads(rec.model_dump_json(include=scored))))
     traj.close()
     return rec

@@ -42,11 +42,23 @@ class BatchProgress:
 
     def update(self, rec: EpisodeRecord, s: BatchSummary) -> None:
         desc = (
-            f"[green]diag {s.diagnosis_pass}/{s.ran}[/] [cyan]mitig {s.mitigation_pass}/{s.mitigation_applicable}[/]"
+            (
+                f"[green]diag {s.diagnosis_pass}/{s.sre_ran}[/] [cyan]mitig {s.mitigation_pass}/{s.mitigation_applicable}[/]"
+                if s.sre_ran or not s.compliance_scored
+                else ""
+            )
+            + (
+                f" [magenta]compliance {s.compliance_pass}/{s.compliance_scored}[/]"
+                if s.compliance_scored
+                else ""
+            )
             + (f" [red]err {s.errors}[/]" if s.errors else "")
-        )
+        ).strip()
         self.progress.update(self.task, advance=1, description=desc)
-        if not self.console.is_terminal:
+        if not self.console.is_terminal and rec.persona != "sre":
+            marks = " ".join(f"{k} {'✓' if v.passed else '✗'}" for k, v in rec.scores.items())
+            self.console.print(f"{rec.episode_id}: {rec.termination} {marks}".rstrip(), highlight=False)
+        elif not self.console.is_terminal:
             d = "✓" if rec.diagnosis and rec.diagnosis.correct else "✗"
             m = (
                 "-"

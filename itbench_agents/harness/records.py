@@ -9,6 +9,7 @@
         trajectory.jsonl       typed events (harness/trajectory.py)
         output.json            the AgentOutput as returned
         mitigation.json        what the environment looked like after settling (alerts, probe)
+        scores.json            a persona's named scores (CISO: detected, compliant_clean, strict)
         topology.json          the topology graph used by NTAM
         work/                  the agent's work folder (kubeconfig, agent_output.json, its artifacts)
 """
@@ -146,6 +147,20 @@ class MitigationScore(BaseModel):
         return len(self.collateral)
 
 
+class Score(BaseModel):
+    """One named score of an episode, from a persona's scorer (CISO: ``personas/ciso/episode.py``):
+    its value, why, and what it rests on."""
+
+    value: float
+    """1.0 passed, 0.0 failed (a rate when averaged over episodes)."""
+    explanation: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.value >= 1.0
+
+
 class Timing(BaseModel):
     """Times in wall seconds and in twin (virtual) seconds. ``inf`` = not achieved."""
 
@@ -182,6 +197,8 @@ class EpisodeRecord(BaseModel):
     trial: int
     seed: int
     masked: list[str] = Field(default_factory=list)
+    persona: Literal["sre", "ciso", "finops"] = "sre"
+    """Whose scenario: SRE episodes carry ``diagnosis`` and ``mitigation``, the others ``scores``."""
     termination: Termination
     error: str | None = None
     started_at: str
@@ -189,6 +206,9 @@ class EpisodeRecord(BaseModel):
     wall_s: float
     diagnosis: DiagnosisScore | None = None
     mitigation: MitigationScore | None = None
+    scores: dict[str, Score] = Field(default_factory=dict)
+    """A persona's named scores (CISO: ``detected``, ``compliant_clean``, ``strict``); empty for SRE
+    episodes and for episodes that were not scored."""
     timing: Timing = Field(default_factory=Timing)
     usage: Usage = Field(default_factory=Usage)
     steps: int = 0

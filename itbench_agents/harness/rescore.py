@@ -2,7 +2,8 @@
 
 Uses each episode's ``output.json`` (the agent's output), ``topology.json`` and ``mitigation.json``
 with the scenario's *current* ground truth, so a corrected ground truth or a new scorer version
-can be applied to old runs.
+can be applied to old runs. Episodes of other personas (CISO) keep the scores they were recorded
+with: those come from executing the cluster's end state, which ended with the episode.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def rescore_run(
     registry = registry or ScenarioRegistry.default()
     out = []
     for rec in read_episodes(run_dir):
+        if rec.persona != "sre":  # scored by executing an end state that is gone: kept as recorded
+            out.append(rec)
+            continue
         ep = run_dir / "episodes" / rec.episode_id
         scenario = registry.get(rec.scenario_id)
         output = _load(ep / "output.json", AgentOutput)

@@ -133,18 +133,22 @@ def run_key(run_dir: str | Path, create: bool = False) -> bytes | None:
     return key
 
 
-def _payload(rec: EpisodeRecord) -> bytes:
-    return rec.model_dump_json(exclude={"signature"}).encode()
+def _payload(rec: EpisodeRecord, written: set[str] | None = None) -> bytes:
+    """The signed bytes: the record without its signature and, when checking a line, without the
+    fields the line does not hold — a record written before a field was added to the schema
+    verifies as it was signed."""
+    absent = set(EpisodeRecord.model_fields) - written if written is not None else set()
+    return rec.model_dump_json(exclude={"signature", *absent}).encode()
 
 
 def sign(rec: EpisodeRecord, key: bytes) -> EpisodeRecord:
     return rec.model_copy(update={"signature": hmac.new(key, _payload(rec), hashlib.sha256).hexdigest()})
 
 
-def _verified(rec: EpisodeRecord, key: bytes) -> bool:
+def _verified(rec: EpisodeRecord, key: bytes, written: set[str]) -> bool:
     if not rec.signature:
         return False
-    want = hmac.new(key, _payload(rec), hashlib.sha256).hexdigest()
+    want = hmac.new(key, _payload(rec, written), hashlib.sha256).hexdigest()
     return hmac.compare_digest(want, rec.signature)
 
 
@@ -193,7 +197,7 @@ def check_episodes(run_dir: str | Path, planned: set[tuple[str, str, int]] | Non
         except ValidationError as e:
             out.foreign.append(f"{p.name}:{i}: not a valid record ({e.error_count()} errors)")
             continue
-        if key is not None and not _verified(rec, key):
+        if key is not None and not _verified(rec, key, set(data)):
             out.foreign.append(f"{p.name}:{i}: {rec.episode_id}: not signed by this run's harness")
             continue
         if planned is not None and rec.key not in planned:

@@ -2,7 +2,8 @@
 
 Contents: the Table-4 style SRE table (overall, per traces condition), breakdowns by complexity
 bucket (with bars) and fault category, a per-scenario heat map (diagnosis and mitigation rates per
-agent), pass@k, and links to every episode's trajectory rendered as readable HTML.
+agent), pass@k, links to every episode's trajectory rendered as readable HTML, and for CISO
+episodes the Table-5 style table (``ciso.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summarize
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
+from .ciso import ciso_html, ciso_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
 from .trajectory_html import write_trajectory_html
 
@@ -265,7 +267,9 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     out_dir.mkdir(parents=True, exist_ok=True)
     per_run = [(d, _read_run(d)) for d in dirs]
     records = [r for _, recs in per_run for r in recs]
-    summary = summarize(records)
+    sre = [r for r in records if r.persona == "sre"]
+    ciso = [r for r in records if r.persona == "ciso"]
+    summary = summarize(sre)
     links: dict[str, str] = {}
     for d, recs in per_run:
         for r in recs:
@@ -279,8 +283,14 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     runs = [str(d) for d in dirs]
     skipped = [f"{d}: {line}" for d in dirs for line in check_episodes(d).foreign]
     md = out_dir / "report.md"
-    md_text = render_markdown(summary, runs, records)
-    html_text = render_html(summary, runs, records, links)
+    md_text = render_markdown(summary, runs, sre)
+    html_text = render_html(summary, runs, sre, links)
+    if ciso:  # the CISO table after the SRE one, or alone for a CISO-only run
+        if not sre:
+            md_text = md_text[: md_text.index("## SRE results")].rstrip() + "\n"
+            html_text = html_text[: html_text.index("<h2 id='table4'>")] + "</body></html>"
+        md_text += "\n" + ciso_markdown(ciso)
+        html_text = html_text.replace("</body></html>", ciso_html(ciso, links) + "\n</body></html>")
     if skipped:
         head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
         md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ...twin.clock import Clock
 from ...twin.instance import Twin
 from .spec import CisoScenario
 
@@ -14,13 +15,26 @@ KYVERNO_START_S = 30.0
 
 
 def bring_up(scenario: CisoScenario, variant: Variant = "violating", *, seed: int = 0) -> Twin:
-    twin = Twin(seed=seed)
+    twin = start_cluster(scenario, seed=seed)
+    place_workload(twin, scenario, variant)
+    return twin
+
+
+def start_cluster(scenario: CisoScenario, *, seed: int = 0, clock: Clock | None = None) -> Twin:
+    """The twin with Kyverno running and, for ``kyverno-update``, the policies in force before the
+    agent starts."""
+    twin = Twin(seed=seed, clock=clock)
     twin.install_addon("kyverno")
     twin.advance(KYVERNO_START_S)
-    if scenario.existing:  # kyverno-update: the policies in force before the agent starts
+    if scenario.existing:
         with twin.lock:
             twin.apply(scenario.existing)
         twin.advance(5)
+    return twin
+
+
+def place_workload(twin: Twin, scenario: CisoScenario, variant: Variant = "violating") -> list[str]:
+    """Create the scenario's namespace and one variant of its workload; returns what was created."""
     docs: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": scenario.namespace}}
     ]
@@ -30,7 +44,7 @@ def bring_up(scenario: CisoScenario, variant: Variant = "violating", *, seed: in
     with twin.lock:
         twin.apply(docs)
     twin.advance(10)  # the workload's pods start; the reports controller reports on them
-    return twin
+    return [f"created {d['kind']} {scenario.namespace}/{d['metadata']['name']}" for d in docs[1:]]
 
 
 def reports(twin: Twin) -> list[dict[str, Any]]:

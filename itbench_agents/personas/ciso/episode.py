@@ -1,0 +1,184 @@
+"""A CISO episode's environment, in the harness's lifecycle (``harness/environment.py``):
+
+    deploy   the twin with Kyverno running (and, for ``kyverno-update``, the policies in force)
+    inject   the scenario's namespace and its violating workload
+    task     the goal (the paper's template) and a credential that may read the cluster and write
+             Kyverno policies, nothing else (``access.py``)
+    scores   the policies the agent left in the cluster, read through the API and executed on fresh
+             violating and compliant environments (``score.py``): ``detected`` (the paper's pass),
+             ``compliant_clean`` and ``strict`` (both)
+
+There are no alerts to wait for and nothing to mitigate: the harness records ``scores`` instead of
+a diagnosis and a mitigation. The agent's turn runs on wall time (Kyverno's reports controller
+rescans as it would on a cluster); the harness's own steps run on a paused clock.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ...agents.base import Limits, Task
+from ...harness.access import grant_access
+from ...harness.environment import AlertCheck, EnvironmentError_
+from ...harness.records import Score
+from ...scenario.kubeapi import KubeApi
+from ...twin.advance_budget import AdvanceBudget
+from ...twin.clock import VirtualClock
+from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
+from .access import ciso_cluster_rules
+from .environment import place_workload, start_cluster
+from .score import PolicyScore, cluster_policies, score_policies
+from .spec import CisoScenario
+
+AGENT_SA = "ciso-agent"
+SETTLE_S = 5.0
+"""Twin seconds after the agent's turn (the last reports are written; the score does not read them)."""
+
+
+class CisoEnvironment:
+    def __init__(self, scenario: CisoScenario, *, seed: int, workdir: str | Path) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.workdir = Path(workdir).resolve()
+        """The agent's work folder (its kubeconfig goes here)."""
+        self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
+        """The harness's own folder (the admin kubeconfig); never given to agents."""
+        self.twin: Any = None
+        self.api: KubeApi | None = None
+        self.token: str | None = None
+        self.policy_score: PolicyScore | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def deploy(self) -> None:
+        start = math.floor(time.time() / 60.0) * 60.0
+        try:
+            self.twin = start_cluster(self.scenario, seed=self.seed, clock=VirtualClock.paused_at(start))
+            self.twin.admin_token = secrets.token_urlsafe(32)
+            endpoints = self.twin.serve(self.private)
+        except Exception as e:
+            raise EnvironmentError_(f"deploy Kyverno: {type(e).__name__}: {e}") from e
+        self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+
+    def inject(self) -> list[str]:
+        return place_workload(self.twin, self.scenario, "violating")
+
+    def wait_for_alerts(self) -> AlertCheck:
+        return AlertCheck()  # a compliance task has no incident to wait for
+
+    def grant_access(self) -> None:
+        assert self.api is not None
+        self.token = grant_access(self.api, AGENT_SA, ciso_cluster_rules())
+
+    def task(self, limits: Limits) -> Task:
+        """The goal names the agent's kubeconfig; from now on the twin follows wall time and the
+        seconds the agent fast-forwards count against ``limits.wall_time_s``."""
+        if self.token is None:
+            self.grant_access()
+        assert self.token is not None
+        server, ca_data = kubeconfig_cluster(self.twin.endpoints.kubeconfig)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        kubeconfig = self.workdir / "kubeconfig"
+        kubeconfig.write_text(
+            kubeconfig_yaml(
+                server,
+                context="itbench",
+                namespace=self.scenario.namespace,
+                token=self.token,
+                ca_data=ca_data,
+            )
+        )
+        kubeconfig.chmod(0o600)
+        # as the SRE task's: kubectl reads the https server of the kubeconfig, HTTP clients kube_url
+        endpoints = Endpoints(kubeconfig=str(kubeconfig.resolve()), kube_url=self.twin.endpoints.kube_url)
+        endpoints.write(self.workdir / "endpoints.json")
+        self.twin.advance_budget = AdvanceBudget(limit_s=limits.wall_time_s)
+        self.twin.clock.resume()
+        return Task(
+            goal=self.scenario.goal(str(kubeconfig.resolve())),
+            kind="compliance",
+            persona="ciso",
+            endpoints=endpoints,
+            workdir=str(self.workdir),
+            limits=limits,
+            namespaces=[self.scenario.namespace],
+            on_twin=True,
+        )
+
+    def now(self) -> float:
+        return float(self.twin.now())
+
+    def advanced_by_agent_s(self) -> float:
+        budget = getattr(self.twin, "advance_budget", None) if self.twin is not None else None
+        return float(budget.advanced_s) if budget is not None else 0.0
+
+    def settle(self) -> None:
+        self.twin.advance_budget = None
+        self.twin.clock.pause()
+        self.twin.advance(SETTLE_S)
+
+    # ------------------------------------------------------------------ end state
+    def scores(self) -> dict[str, Score]:
+        """Execute the policies the agent left (read with the harness's credential) on fresh
+        environments; the agent's own cluster is never trusted for the verdict."""
+        assert self.api is not None
+        policies = cluster_policies(self.api)
+        self.policy_score = result = score_policies(self.scenario, policies, seed=self.seed)
+        return policy_scores(result, [_key(p) for p in policies])
+
+    def privileged_context(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "kube_url": self.twin.endpoints.kube_url,
+            "now": lambda: _dt.datetime.fromtimestamp(self.now(), _dt.UTC),
+        }
+
+    def teardown(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
+        shutil.rmtree(self.private, ignore_errors=True)
+
+
+def policy_scores(result: PolicyScore, policies: list[str]) -> dict[str, Score]:
+    """The episode's scores from a :class:`PolicyScore`; each explains itself from the reports."""
+    meta: dict[str, Any] = {"policies": policies}
+    if result.refused:
+        why = f"Kyverno refused a policy: {result.refused}"
+        return {
+            k: Score(value=0.0, explanation=why, metadata=meta)
+            for k in ("detected", "compliant_clean", "strict")
+        }
+    v, c = result.violating, result.compliant
+    if result.changed:
+        detected_why = "policies changed beyond the edit: " + ", ".join(result.changed)
+    elif v is not None and v.failing:
+        detected_why = "failing results on the violating workload: " + ", ".join(v.failing)
+    else:
+        detected_why = "no failing result on the violating workload" + (
+            "" if policies else " (no policy deployed)"
+        )
+    if c is not None and c.detected:
+        clean_why = "failing results on the compliant workload: " + ", ".join(c.failing)
+    elif c is not None and not c.evidence:
+        clean_why = "no policy reported on the compliant workload"
+    else:
+        clean_why = "the compliant workload is reported and passes"
+    return {
+        "detected": Score(value=float(result.detected), explanation=detected_why, metadata=meta),
+        "compliant_clean": Score(value=float(result.compliant_clean), explanation=clean_why, metadata=meta),
+        "strict": Score(
+            value=float(result.strict), explanation=f"{detected_why}; {clean_why}", metadata=meta
+        ),
+    }
+
+
+def _key(policy: dict[str, Any]) -> str:
+    meta = policy.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{policy.get('kind')}/{ns + '/' if ns else ''}{meta.get('name')}"

@@ -1,0 +1,142 @@
+"""CISO results in the paper's Table 5 layout: per agent, pass@1 % by task class (the paper's pass:
+the violating workload's reports fail), their average, our stricter column (the compliant variant
+also reported clean) and the time to process (TTP, agent wall seconds).
+
+Rates are macro averages over scenarios (each scenario's rate over its scored trials) ± the standard
+error across scenarios, as the SRE table. Episodes that ended in an environment or harness error are
+not scored and are counted as bad runs; every other episode, an agent error or a timeout included,
+counts in the denominator.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from ..evaluation.aggregate import Stat
+from ..harness.records import EpisodeRecord
+from .tables import fmt
+
+CLASSES = ("kyverno", "kyverno-update")
+TABLE5_HEADER = [
+    "agent",
+    *(f"{c} pass@1 %" for c in CLASSES),
+    "avg pass@1 %",
+    "strict pass@1 %",
+    "TTP s",
+    "episodes",
+    "bad runs",
+]
+SCENARIO_HEADER = [
+    "scenario",
+    "agent",
+    "class",
+    "trials",
+    "detected %",
+    "compliant clean %",
+    "strict %",
+    "why (last trial)",
+]
+
+
+def _rate(records: Sequence[EpisodeRecord], score: str) -> float:
+    return sum(r.scores[score].value if score in r.scores else 0.0 for r in records) / len(records)
+
+
+def _macro(records: Sequence[EpisodeRecord], score: str) -> Stat:
+    by_scenario: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.scored:
+            by_scenario[r.scenario_id].append(r)
+    return Stat.of([_rate(rs, score) for _, rs in sorted(by_scenario.items())])
+
+
+def table5_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
+    ciso = [r for r in records if r.persona == "ciso"]
+    rows = []
+    for agent in sorted({r.agent for r in ciso}):
+        mine = [r for r in ciso if r.agent == agent]
+        row = [agent]
+        row += [fmt(_macro([r for r in mine if r.category == c], "detected"), pct=True) for c in CLASSES]
+        row += [fmt(_macro(mine, "detected"), pct=True), fmt(_macro(mine, "strict"), pct=True)]
+        row.append(fmt(Stat.of([r.timing.agent_wall_s for r in mine if r.scored])))
+        row += [str(len(mine)), str(sum(not r.scored for r in mine))]
+        rows.append(row)
+    return rows
+
+
+def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
+    cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.persona == "ciso":
+            cells[(r.scenario_id, r.agent)].append(r)
+    rows = []
+    for (sid, agent), rs in sorted(cells.items()):
+        scored = [r for r in rs if r.scored]
+        last = max(rs, key=lambda r: r.trial)
+        why = (
+            last.scores["strict"].explanation if "strict" in last.scores else (last.error or last.termination)
+        )
+        rates = [
+            f"{100 * _rate(scored, k):.0f}" if scored else "—"
+            for k in ("detected", "compliant_clean", "strict")
+        ]
+        rows.append([sid, agent, rs[0].category, str(len(rs)), *rates, why])
+    return rows
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    cell = [h.replace("|", "\\|") for h in header]
+    lines = ["| " + " | ".join(cell) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
+    ciso = [r for r in records if r.persona == "ciso"]
+    parts = [
+        "## CISO results (Table 5 layout)",
+        "",
+        "pass@1: a report scoped to the violating workload fails (the paper's pass); strict: and on the "
+        "compliant variant of the same workload nothing fails. Mean ± standard error over scenarios.",
+        "",
+        _md_table(TABLE5_HEADER, table5_rows(ciso)),
+        "",
+        "## CISO per scenario",
+        "",
+        _md_table(SCENARIO_HEADER, scenario_rows(ciso)),
+    ]
+    errs = [r for r in ciso if r.error]
+    if errs:
+        parts += ["", "## CISO episodes with errors", ""]
+        parts += [f"- `{r.episode_id}` ({r.termination}): {r.error}" for r in errs[:200]]
+    return "\n".join(parts) + "\n"
+
+
+def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
+    import html
+
+    def table(header: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    ciso = [r for r in records if r.persona == "ciso"]
+    esc = [[html.escape(c) for c in row] for row in table5_rows(ciso)]
+    out = ["<h2 id='table5'>CISO results (Table 5 layout)</h2>", table(TABLE5_HEADER, esc)]
+    out.append("<h2>CISO per scenario</h2>")
+    out.append(table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
+    rows = []
+    for r in sorted(ciso, key=lambda r: (r.scenario_id, r.agent, r.trial)):
+        link = links.get(r.episode_id)
+        name = (
+            f"<a href='{html.escape(link)}'>{html.escape(r.episode_id)}</a>"
+            if link
+            else html.escape(r.episode_id)
+        )
+        marks = " ".join(f"{html.escape(k)} {'✓' if v.passed else '✗'}" for k, v in r.scores.items()) or "–"
+        rows.append([name, html.escape(r.termination), marks, f"{r.wall_s:.1f}", html.escape(r.error or "")])
+    out.append(
+        "<h2>CISO episodes</h2>" + table(["episode", "termination", "scores", "wall s", "error"], rows)
+    )
+    return "\n".join(out)
