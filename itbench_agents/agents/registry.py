@@ -53,6 +53,17 @@ register(
     needs_model=True,
 )
 register(
+    "ciso-react",
+    "itbench_agents.agents.ciso_react:make_agent",
+    "LangGraph CISO agent: write or edit a Kyverno policy, lint, deploy, read the reports, reflect (needs --model)",
+    needs_model=True,
+)
+register(
+    "ciso-catalogue",
+    "itbench_agents.agents.ciso_catalogue:make_agent",
+    "CISO baseline without an LLM: the control's text → a catalogued Kyverno policy (what retrieval alone scores)",
+)
+register(
     "sre-heuristic",
     "itbench_agents.agents.sre_heuristic:make_agent",
     "rule-based SRE agent over the same tools (no LLM)",
@@ -100,6 +111,24 @@ for _name, _factory, _destructive, _what in (
         _name,
         f"itbench_agents.agents.audit.strategies:{_factory}",
         f"audit strategy{' (destructive)' if _destructive else ''}: {_what}",
+    )
+
+
+# CISO audit strategies (itbench_agents/agents/audit/ciso.py; ``itbench scenarios audit --suite ciso``).
+for _name, _what in (
+    ("deny-everything", "a policy that fails every Pod"),
+    ("match-nothing", "a policy that matches only ConfigMaps"),
+    ("name-only", "a policy that fails the namespace's workloads by name"),
+    ("labels-only", "a policy that fails the namespace's workloads by their labels"),
+    ("new-policy-instead", "updates: the control's rule as a new policy instead of an edit"),
+    ("rename-the-edited", "updates: the edit saved under a new name"),
+    ("weaken-the-other", "updates: the edit, and a rule dropped from the other policies"),
+    ("deny-all-edit", "updates: a fail-every-Pod rule added to a deployed policy"),
+):
+    register(
+        f"audit-ciso-{_name}",
+        f"itbench_agents.agents.audit.ciso:make_{_name.replace('-', '_')}",
+        f"CISO audit strategy (blind): {_what}",
     )
 
 

@@ -76,7 +76,8 @@ def run_cmd(
     suite: Annotated[
         str | None,
         typer.Option(
-            help="run a whole suite: a persona (sre, ciso) or persona:tag (sre:flagd, ciso:kyverno-update)", envvar="ITBENCH_SUITE"
+            help="run a whole suite: a persona (sre, ciso) or persona:tag (sre:flagd, ciso:kyverno-update)",
+            envvar="ITBENCH_SUITE",
         ),
     ] = None,
     scenario: Annotated[

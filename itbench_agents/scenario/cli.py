@@ -264,6 +264,14 @@ def audit_cmd(
         bool, typer.Option("--json", help="print results as JSON", envvar="ITBENCH_JSON")
     ] = False,
     scenarios_dir: ScenariosDirOption = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            help="ciso: audit the CISO scenarios with their own blind strategies (judged on the strict "
+            "column); default: the SRE library",
+            envvar="ITBENCH_SUITE",
+        ),
+    ] = None,
 ) -> None:
     """Run naive and destructive strategies on scenarios; fail if a destructive one mitigates anything.
 
@@ -276,6 +284,14 @@ def audit_cmd(
     Exits 1 when a destructive strategy or noop passes mitigation, or the oracle fails, anywhere.
     """
     use_scenario_dirs(scenarios_dir)
+    if suite == "ciso":
+        from ..personas.ciso.cli import audit_ciso_suite
+
+        audit_ciso_suite(ids or [], strategy or [], jobs, run_dir, as_json)
+        return
+    if suite not in (None, "sre"):
+        typer.echo(f"error: --suite must be sre or ciso, got {suite!r}", err=True)
+        raise typer.Exit(2)
     import shutil
     import tempfile
 

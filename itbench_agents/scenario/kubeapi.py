@@ -137,15 +137,16 @@ class KubeApi:
             it.setdefault("apiVersion", api_version)
         return list(items)
 
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST ``obj``; with ``dry_run`` the server admits it (webhooks included) and stores nothing."""
         m = obj.get("metadata", {})
         path = self._path(obj["apiVersion"], obj["kind"], m.get("namespace"))
-        return dict(self._request("POST", path, obj))
+        return dict(self._request("POST", path + ("?dryRun=All" if dry_run else ""), obj))
 
-    def replace(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def replace(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         m = obj.get("metadata", {})
         path = self._path(obj["apiVersion"], obj["kind"], m.get("namespace"), m["name"])
-        return dict(self._request("PUT", path, obj))
+        return dict(self._request("PUT", path + ("?dryRun=All" if dry_run else ""), obj))
 
     def patch(
         self,

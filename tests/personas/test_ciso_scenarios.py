@@ -1,6 +1,7 @@
 """The CISO Kyverno scenarios (issue 28, slice 3, first part): the library loads, every scenario is
 proven on the twin (its reference policy is accepted, detects the violation and passes the compliant
-workload; no policy detects nothing), and blind strategies score zero on the stricter column."""
+workload; no policy detects nothing), and near misses of the reference score zero on the stricter
+column. The blind strategies are the CISO audit's (tests/personas/test_ciso_audit.py)."""
 
 from __future__ import annotations
 
@@ -49,39 +50,7 @@ def test_every_scenario_is_proven_on_the_twin(scenario: CisoScenario) -> None:
     assert result.ok, [(c.name, c.detail) for c in result.checks if not c.ok]
 
 
-def _policy(rule: dict[str, Any], name: str = "agent-policy") -> dict[str, Any]:
-    return {
-        "apiVersion": "kyverno.io/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": name},
-        "spec": {"validationFailureAction": "Audit", "rules": [{"name": "r", **rule}]},
-    }
-
-
 PODS = {"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}}
-BLIND = {
-    "deny-everything": _policy({**PODS, "validate": {"message": "no", "deny": {}}}),
-    "match-nothing": _policy(
-        {
-            "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
-            "validate": {"message": "x", "pattern": {"data": {"k": "v"}}},
-        }
-    ),
-    "name-only": _policy(
-        {**PODS, "validate": {"message": "x", "pattern": {"metadata": {"name": "!nginx-deployment*"}}}}
-    ),
-    "labels-only": _policy(
-        {**PODS, "validate": {"message": "x", "pattern": {"metadata": {"labels": {"app": "!nginx"}}}}}
-    ),
-}
-
-
-@pytest.mark.parametrize("strategy", sorted(BLIND))
-def test_blind_policies_score_zero_on_the_stricter_column(strategy: str) -> None:
-    score = score_policies(HOST_NETWORK, [BLIND[strategy]])
-    assert not score.strict, score
-    if strategy == "deny-everything":
-        assert score.detected and not score.compliant_clean  # the paper's pass alone would be fooled
 
 
 def test_the_reference_scores_on_both_columns_and_a_refused_policy_scores_zero() -> None:

@@ -1,5 +1,5 @@
-"""The CISO parts of ``itbench scenarios list|validate --suite ciso`` (until the persona seam gives
-every persona one registry, the scenarios CLI hands ``ciso`` suites to these)."""
+"""The CISO parts of ``itbench scenarios list|validate|audit --suite ciso`` (the scenarios CLI hands
+``ciso`` suites to these)."""
 
 from __future__ import annotations
 
@@ -92,4 +92,73 @@ def validate_ciso_suite(ids: list[str], as_json: bool, seed: int) -> None:
                     print(f"       ✗ {c.name}: {c.detail}")
         print(f"{sum(r.ok for r in results)}/{len(results)} scenarios valid")
     if not all(r.ok for r in results):
+        raise typer.Exit(1)
+
+
+def audit_ciso_suite(
+    ids: list[str], strategies: list[str], jobs: int, run_dir: str | None, as_json: bool
+) -> None:
+    import shutil
+    import tempfile
+    from fnmatch import fnmatchcase
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ...agents.audit.ciso import STRATEGIES
+    from ...report.console import table_console
+    from .audit import REFERENCE, run_ciso_audit
+
+    scenarios = [s for s in _library() if not ids or any(fnmatchcase(s.id, q) for q in ids)]
+    if ids and not scenarios:
+        typer.echo(f"error: no CISO scenario matches {', '.join(ids)}", err=True)
+        raise typer.Exit(2)
+    names = [n.removeprefix("audit-ciso-") for n in strategies] or [*REFERENCE, *STRATEGIES]
+    unknown = [n for n in names if n not in STRATEGIES and n not in REFERENCE]
+    if unknown:
+        known = ", ".join([*REFERENCE, *STRATEGIES])
+        typer.echo(f"error: unknown CISO audit strategy {', '.join(unknown)} (known: {known})", err=True)
+        raise typer.Exit(2)
+    err = Console(stderr=True)
+    folder = run_dir or tempfile.mkdtemp(prefix="itbench-ciso-audit-")
+    done = 0
+
+    def progress(rec) -> None:  # type: ignore[no-untyped-def]
+        nonlocal done
+        done += 1
+        if not as_json and err.is_terminal:
+            err.print(f"[{done}] {rec.agent} {rec.scenario_id}: {rec.termination}", highlight=False)
+
+    try:
+        res = run_ciso_audit([s.id for s in scenarios], names, folder, jobs=jobs, on_record=progress)
+    finally:
+        if run_dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    rows = [
+        {
+            "strategy": n,
+            "judged as": "reference" if n in REFERENCE else "blind",
+            "scenarios": len(t.applicable),
+            "detected (paper's pass)": len(t.detected),
+            "strict": len(t.strict),
+            "errors": len(t.errors),
+        }
+        for n, t in res.tallies.items()
+    ]
+    if as_json:
+        print(json.dumps({"strategies": rows, "problems": res.problems()}, indent=2))
+    else:
+        t = Table(title=f"CISO audit: {len(scenarios)} scenario(s), {len(names)} strategies")
+        for col in rows[0] if rows else ():
+            t.add_column(col)
+        for r in rows:
+            t.add_row(*(str(v) for v in r.values()))
+        table_console().print(t)
+    for p in res.problems():
+        err.print(f"[red]✗[/red] {p}", highlight=False, soft_wrap=True)
+    if not as_json:
+        err.print(
+            f"{len(res.problems())} violation(s)" if res.problems() else "no violation", highlight=False
+        )
+    if not res.ok:
         raise typer.Exit(1)

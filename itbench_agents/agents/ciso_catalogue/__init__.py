@@ -1,0 +1,204 @@
+"""ciso-catalogue: a non-LLM CISO baseline — what retrieval alone scores.
+
+    goal ──▶ the control's text ──▶ the catalogue entry whose keywords it holds most (``catalogue.yaml``,
+    CIS Kubernetes §5 → Kyverno rules on Pods) ──▶ a new ClusterPolicy of those rules (``kyverno``)
+    or those rules added to the deployed policy that resembles them most (``kyverno-update``)
+
+It reads only the goal and the cluster, through the agent's credential; it never sees the scenario.
+The policy it deployed is also left in ``policy.yaml`` in the work folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...scenario.kubeapi import KubeApi, KubeApiError
+from ..base import AgentConfig, AgentOutput, EventSink, Task
+
+Obj = dict[str, Any]
+HOST = re.compile(r"\b([a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,}|[a-z0-9-]+\.(?:com|io|org|net|dev|local))\b")
+UPDATE_MARK = "The additional requirement:"
+
+
+@dataclass(frozen=True)
+class Entry:
+    cis: str
+    name: str
+    title: str
+    keywords: tuple[str, ...]
+    rules: tuple[Obj, ...]
+
+
+@cache
+def catalogue() -> tuple[Entry, ...]:
+    text = resources.files(__package__).joinpath("catalogue.yaml").read_text()
+    return tuple(
+        Entry(e["cis"], e["name"], e["title"], tuple(e["keywords"]), tuple(e["rules"]))
+        for e in yaml.safe_load(text)
+    )
+
+
+def _words(text: str) -> list[str]:
+    """Lowercase words with a trailing ``s`` dropped (``ports`` → ``port``); ``NET_RAW`` → ``net raw``."""
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
+def _holds(words: list[str], phrase: str) -> bool:
+    p = _words(phrase)
+    return any(words[i : i + len(p)] == p for i in range(len(words) - len(p) + 1))
+
+
+def control_text(goal: str) -> str:
+    """The control's sentence of a goal: after "The additional requirement:" in an update goal, the
+    first indented line of a new-policy goal; the whole goal when neither is found."""
+    if UPDATE_MARK in goal:
+        rest = goal.split(UPDATE_MARK, 1)[1].strip()
+        return rest.split("\n", 1)[0]
+    indented = [line.strip() for line in goal.splitlines() if line.startswith("    ") and line.strip()]
+    return indented[0] if indented else goal
+
+
+def best_entry(control: str) -> Entry | None:
+    """The entry with the most keyword phrases in ``control`` (ties: the longer phrases); None when
+    no phrase is found."""
+    words = _words(control)
+    scored = []
+    for e in catalogue():
+        found = [k for k in e.keywords if _holds(words, k)]
+        if found:
+            scored.append((len(found), sum(len(_words(k)) for k in found), e))
+    if not scored:
+        return None
+    return max(scored, key=lambda s: (s[0], s[1]))[2]
+
+
+def rules_for(entry: Entry, control: str) -> list[Obj]:
+    registry = HOST.search(control.lower())
+    rules = copy.deepcopy(list(entry.rules))
+    if any("{registry}" in yaml.safe_dump(r) for r in rules):
+        if registry is None:
+            return []
+        rules = yaml.safe_load(yaml.safe_dump(rules).replace("{registry}", registry.group(1)))
+    return rules
+
+
+COMMON = frozenset({
+    "a", "an", "and", "any", "are", "as", "be", "by", "for", "from", "in", "is", "it", "kind", "match",
+    "message", "must", "name", "no", "not", "of", "on", "or", "pattern", "pod", "request", "resource",
+    "rule", "spec", "the", "to", "validate", "with", "all", "allowed", "object",
+})  # fmt: skip
+
+
+def _content(obj: Any) -> set[str]:
+    """The words of a policy or rules, their field names included (``securityContext``,
+    ``containers``...), without the words every Kyverno rule has."""
+    return set(_words(yaml.safe_dump(obj))) - {w[:-1] if w.endswith("s") else w for w in COMMON} - COMMON
+
+
+SECTIONS = {
+    "5.1": "RBAC and service accounts",
+    "5.2": "pod security standards",
+    "5.3": "network policies and CNI",
+    "5.4": "secrets management",
+    "5.5": "extensible admission control",
+    "5.7": "general policies",
+}
+"""CIS Kubernetes Benchmark §5's sections: part of what an entry is about."""
+
+
+def _similarity(policy: Obj, entry: Entry) -> int:
+    """How many words the deployed policy's name and rules (names, messages, the fields they check)
+    share with the entry's (its CIS section's title included)."""
+    theirs = _content({"name": policy["metadata"]["name"], "rules": (policy.get("spec") or {}).get("rules")})
+    section = SECTIONS.get(entry.cis.rsplit(".", 1)[0], "")
+    ours = _content(
+        {"name": entry.name, "title": entry.title, "section": section, "rules": list(entry.rules)}
+    )
+    return len(theirs & ours)
+
+
+def target_policy(deployed: list[Obj], entry: Entry) -> Obj:
+    """The deployed policy whose rules share the most words with the entry's (on a tie, the first by
+    name, whatever order the cluster listed them in)."""
+    by_name = sorted(deployed, key=lambda p: str(p["metadata"]["name"]))
+    return max(by_name, key=lambda p: _similarity(p, entry))
+
+
+class CisoCatalogueAgent:
+    name = "ciso-catalogue"
+
+    def run(self, task: Task, events: EventSink) -> AgentOutput:
+        api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
+        control = control_text(task.goal)
+        entry = best_entry(control)
+        events(
+            {
+                "type": "agent_message",
+                "content": f"control: {control!r} → {entry.cis if entry else 'no entry'}",
+            }
+        )
+        rules = rules_for(entry, control) if entry else []
+        if entry is None or not rules:
+            return AgentOutput(extra={"cis": None, "reason": "no catalogue entry matches the control"})
+        if UPDATE_MARK in task.goal:
+            policy, action = self._update(api, entry, rules, events)
+        else:
+            policy = {
+                "apiVersion": "kyverno.io/v1",
+                "kind": "ClusterPolicy",
+                "metadata": {"name": entry.name, "annotations": {"policies.kyverno.io/title": entry.title}},
+                "spec": {"validationFailureAction": "Audit", "background": True, "rules": rules},
+            }
+            action = self._apply(api, policy, events)
+        if policy is None:
+            return AgentOutput(extra={"cis": entry.cis, "reason": action})
+        Path(task.workdir, "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+        return AgentOutput(
+            mitigation_actions=[action],
+            steps=2,
+            extra={"cis": entry.cis, "policy": policy["metadata"]["name"]},
+        )
+
+    def _update(
+        self, api: KubeApi, entry: Entry, rules: list[Obj], events: EventSink
+    ) -> tuple[Obj | None, str]:
+        events({"type": "tool_call", "tool": "kubernetes-api", "args": {"list": "ClusterPolicy"}})
+        deployed = api.list("kyverno.io/v1", "ClusterPolicy")
+        if not deployed:
+            return None, "no deployed ClusterPolicy to update"
+        target = target_policy(deployed, entry)
+        spec = target.setdefault("spec", {})
+        taken = {r.get("name") for r in spec.get("rules") or []}
+        for r in rules:
+            while r["name"] in taken:
+                r["name"] += "-cis"
+        spec["rules"] = [*(spec.get("rules") or []), *rules]
+        target.pop("status", None)
+        return target, self._apply(api, target, events)
+
+    def _apply(self, api: KubeApi, policy: Obj, events: EventSink) -> str:
+        name = policy["metadata"]["name"]
+        events({"type": "tool_call", "tool": "kubernetes-api", "args": {"apply": f"ClusterPolicy/{name}"}})
+        try:
+            if policy["metadata"].get("resourceVersion"):
+                api.replace(policy)
+                action = f"updated ClusterPolicy {name}"
+            else:
+                api.create(policy)
+                action = f"created ClusterPolicy {name}"
+        except KubeApiError as e:
+            action = f"ClusterPolicy {name} refused: {e}"
+        events({"type": "observation", "tool": "kubernetes-api", "content": action})
+        return action
+
+
+def make_agent(config: AgentConfig) -> CisoCatalogueAgent:
+    return CisoCatalogueAgent()

@@ -1,0 +1,108 @@
+"""ciso-react with the scripted model and the local OpenAI-protocol test server (issue 28): an
+episode of each class completes; an answer Kyverno refuses, one that is not YAML and one that
+reports no failure are fed back and fixed; an agent that never gets it right gives up with a zero,
+no crash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.catalogue import Catalogue
+from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
+from itbench_agents.harness.runfolder import read_episodes
+from itbench_agents.llm.scripted import ScriptedTurn
+from itbench_agents.llm.testing_server import OpenAITestServer
+
+HOST_NETWORK = "ciso/kyverno-host-network-v1"
+UPDATE = "ciso/kyverno-update-host-ports-v1"
+RIGHT = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: no-host-network}
+spec:
+  validationFailureAction: Audit
+  background: true
+  rules:
+  - name: host-network
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate: {message: "hostNetwork is not allowed", pattern: {spec: {"=(hostNetwork)": false}}}
+"""
+REFUSED = RIGHT.replace('validate: {message: "hostNetwork is not allowed", ', "validate: {").replace(
+    'pattern: {spec: {"=(hostNetwork)": false}}}', "}"
+)
+MATCHES_NOTHING = RIGHT.replace("kinds: [Pod]", "kinds: [ConfigMap]")
+
+
+def _fenced(text: str) -> str:
+    return f"Here is the policy:\n\n```yaml\n{text}```\n"
+
+
+def _run(
+    tmp_path: Path, scenario: str, turns: list[str], model: str | None = None, **config: object
+) -> tuple[EpisodeRecord, Path]:
+    if model is None:
+        script = tmp_path / "script.yaml"
+        script.write_text(yaml.safe_dump([{"content": t} for t in turns]))
+        model = f"scripted:{script}"
+    agent = AgentSpec(name="ciso-react", model=model, config=dict(config))
+    run_dir = tmp_path / "run"
+    _, specs, _ = start_run(run_dir, RunConfig(scenarios=[scenario], agents=[agent]), Catalogue.default())
+    run_batch(run_dir, specs)
+    (rec,) = read_episodes(run_dir)
+    return rec, run_dir / "episodes" / rec.episode_id
+
+
+def _output(ep: Path) -> dict[str, object]:
+    return json.loads((ep / "output.json").read_text())
+
+
+def test_a_new_policy_after_feedback_from_kyverno_yaml_and_the_reports(tmp_path: Path) -> None:
+    rec, ep = _run(
+        tmp_path,
+        HOST_NETWORK,
+        ["no yaml here: [", _fenced(REFUSED), _fenced(MATCHES_NOTHING), _fenced(RIGHT)],
+    )
+    assert rec.termination == "submitted" and rec.scores["strict"].value == 1.0, rec.scores
+    out = _output(ep)
+    assert out["extra"]["attempts"] == 4 and out["extra"]["termination"] == "completed"
+    assert rec.usage.model_calls == 4
+    prompts = [
+        json.loads(line)["prompt"]
+        for line in (ep / "trajectory.jsonl").read_text().splitlines()
+        if '"type":"model_call"' in line
+    ]
+    assert len(prompts) == 4
+    traj = (ep / "trajectory.jsonl").read_text()
+    assert (
+        "not valid YAML" in traj
+        and "No operation defined in the rule 'host-network'" in traj
+    )
+    assert "no report mentions the policy" in traj
+    assert "no-host-network" in (ep / "work" / "policy.yaml").read_text()
+
+
+def test_it_gives_up_after_its_retries_and_scores_zero(tmp_path: Path) -> None:
+    rec, ep = _run(tmp_path, HOST_NETWORK, [_fenced(MATCHES_NOTHING)] * 5)
+    assert rec.termination == "submitted" and rec.scores["strict"].value == 0.0
+    out = _output(ep)
+    assert out["extra"]["termination"] == "gave_up" and out["extra"]["attempts"] == 4
+    assert rec.usage.model_calls == 4  # one try and three reflections
+
+
+def test_an_update_through_the_openai_protocol_server(tmp_path: Path) -> None:
+    scenario = Catalogue.default().get(UPDATE)
+    edited = scenario.final_reference()
+    target = next(p for p in edited if p["metadata"]["name"] == scenario.edit)
+    turns = [ScriptedTurn(content=_fenced(yaml.safe_dump(target, sort_keys=False)))]
+    with OpenAITestServer(turns) as srv:
+        rec, ep = _run(tmp_path, UPDATE, [], model="openai/test-model", base_url=srv.url)
+        assert rec.termination == "submitted", rec.error
+        sent = srv.requests[0]["messages"][-1]["content"]
+    assert (
+        "service-account-requirements" in sent and "container-security-controls" in sent
+    )  # the deployed ones
+    assert rec.scores["strict"].value == 1.0, rec.scores["strict"].explanation

@@ -1,0 +1,82 @@
+"""The CISO audit (issue 28): blind strategies must score 0 on the strict column on every scenario,
+noop nothing, the oracle everything — on the whole library (scored directly), and through the
+harness as agents for one scenario of each class (the same verdicts both ways)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from itbench_agents.agents.audit.ciso import STRATEGIES
+from itbench_agents.personas.ciso.audit import CisoAudit, audit_direct, run_ciso_audit
+from itbench_agents.personas.ciso.library import ciso_library
+
+LIBRARY = ciso_library()
+PAIR = ["ciso/kyverno-host-path-v1", "ciso/kyverno-update-seccomp-v1"]
+
+
+@pytest.mark.slow
+def test_no_blind_strategy_scores_strict_anywhere_in_the_library() -> None:
+    res = audit_direct(LIBRARY)
+    assert res.ok, res.problems()
+    new = {s.id for s in LIBRARY if s.task_class == "kyverno"}
+    update = {s.id for s in LIBRARY if s.task_class == "kyverno-update"}
+    for name, (_, everywhere) in STRATEGIES.items():
+        assert set(res.tallies[name].applicable) == (new | update if everywhere else update), name
+    # the paper's pass alone is fooled: a deny-everything policy "detects" every new-policy violation
+    assert set(res.tallies["deny-everything"].detected) == new
+    assert set(res.tallies["deny-all-edit"].detected) == update
+
+
+def test_through_the_harness_the_verdicts_are_the_same(tmp_path: Path) -> None:
+    names = ["noop", "oracle", *STRATEGIES]
+    episodes = run_ciso_audit(PAIR, names, tmp_path / "audit")
+    assert episodes.ok, episodes.problems()
+    direct = audit_direct([s for s in LIBRARY if s.id in PAIR])
+    for name in STRATEGIES:
+        got, want = episodes.tallies[name], direct.tallies[name]
+        assert (sorted(got.applicable), sorted(got.detected), sorted(got.strict)) == (
+            sorted(want.applicable),
+            sorted(want.detected),
+            sorted(want.strict),
+        ), name
+    assert sorted(episodes.tallies["oracle"].strict) == sorted(PAIR)
+
+
+def test_the_verdict_names_what_went_wrong() -> None:
+    res = CisoAudit()
+    res.add("oracle", "ciso/a-v1", detected=True, strict=False)
+    res.add("noop", "ciso/a-v1", detected=True, strict=False)
+    res.add("deny-everything", "ciso/a-v1", detected=True, strict=True)
+    assert res.problems() == [
+        "oracle misses the strict column on ciso/a-v1",
+        "noop scores on ciso/a-v1",
+        "blind strategy deny-everything scores strict on ciso/a-v1",
+    ]
+
+
+def test_cli_audits_the_ciso_suite() -> None:
+    from itbench_agents.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(
+        app,
+        [
+            "scenarios",
+            "audit",
+            "--suite",
+            "ciso",
+            "ciso/kyverno-host-ipc-v1",
+            "--strategy",
+            "deny-everything",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = {r["strategy"]: r for r in json.loads(res.stdout)["strategies"]}
+    assert rows["deny-everything"]["detected (paper's pass)"] == 1 and rows["deny-everything"]["strict"] == 0
+    bad = runner.invoke(app, ["scenarios", "audit", "--suite", "ciso", "--strategy", "nope"])
+    assert bad.exit_code == 2 and "unknown CISO audit strategy nope" in bad.output
