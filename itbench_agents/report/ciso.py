@@ -1,6 +1,8 @@
 """CISO results in the paper's Table 5 layout: per agent, pass@1 % by task class (the paper's pass:
 the violating workload's reports fail), their average, our stricter column (the compliant variant
-also reported clean) and the time to process (TTP, agent wall seconds).
+also reported clean), ITBench's two other output tasks (a policy generated; evidence — a report
+on the violating workload — available) and the time to process (TTP: agent wall seconds of the
+passing runs).
 
 Rates are macro averages over scenarios (each scenario's rate over its scored trials) ± the standard
 error across scenarios, as the SRE table. Episodes that ended in an environment or harness error are
@@ -23,6 +25,8 @@ TABLE5_HEADER = [
     *(f"{c} pass@1 %" for c in CLASSES),
     "avg pass@1 %",
     "strict pass@1 %",
+    "policy generated %",
+    "evidence %",
     "TTP s",
     "episodes",
     "bad runs",
@@ -58,8 +62,16 @@ def table5_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
         mine = [r for r in ciso if r.agent == agent]
         row = [agent]
         row += [fmt(_macro([r for r in mine if r.category == c], "detected"), pct=True) for c in CLASSES]
-        row += [fmt(_macro(mine, "detected"), pct=True), fmt(_macro(mine, "strict"), pct=True)]
-        row.append(fmt(Stat.of([r.timing.agent_wall_s for r in mine if r.scored])))
+        row += [
+            fmt(_macro(mine, k), pct=True)
+            for k in ("detected", "strict", "generate_policy", "evidence_available")
+        ]
+        passing = [
+            r.timing.agent_wall_s
+            for r in mine
+            if r.scored and "detected" in r.scores and r.scores["detected"].passed
+        ]
+        row.append(fmt(Stat.of(passing)))
         row += [str(len(mine)), str(sum(not r.scored for r in mine))]
         rows.append(row)
     return rows

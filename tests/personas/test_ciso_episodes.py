@@ -81,14 +81,17 @@ def test_oracle_scores_one_and_noop_zero_on_both_classes(tmp_path: Path, catalog
     for sid in (HOST_NETWORK, UPDATE):
         oracle, noop = by[("oracle", sid)], by[("noop", sid)]
         assert oracle.termination == "submitted" and oracle.persona == "ciso"
-        assert {k: v.value for k, v in oracle.scores.items()} == {
-            "detected": 1.0,
-            "compliant_clean": 1.0,
-            "strict": 1.0,
-        }
+        assert {k: v.value for k, v in oracle.scores.items()} == dict.fromkeys(
+            ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available"), 1.0
+        )
+        assert noop.scores["generate_policy"].value == 0.0
         assert _strict(noop) == 0.0 and noop.scores["detected"].value == 0.0, noop.scores
         assert oracle.diagnosis is None and oracle.mitigation is None  # CISO episodes are not SRE-scored
     assert by[("oracle", UPDATE)].category == "kyverno-update"
+    assert by[("noop", HOST_NETWORK)].scores["evidence_available"].value == 0.0  # nothing reports on it
+    assert (
+        by[("noop", UPDATE)].scores["generate_policy"].explanation == "container-security-controls not edited"
+    )
     ep = tmp_path / "run" / "episodes" / by[("oracle", HOST_NETWORK)].episode_id
     assert json.loads((ep / "scores.json").read_text())["strict"]["value"] == 1.0
     assert "policy.yaml" in {p.name for p in (ep / "work").iterdir()}
@@ -180,7 +183,12 @@ def test_cli_run_report_and_resume(tmp_path: Path) -> None:
     assert "diagnosis" not in res.output.split("done:")[1]  # no SRE counts for a CISO-only run
     report = (run_dir / "report.md").read_text()
     assert "## CISO results (Table 5 layout)" in report and "SRE results" not in report
-    assert "| oracle | 100.00 ± n/a | — | 100.00 ± n/a | 100.00 ± n/a |" in report
+    assert (
+        "| oracle | 100.00 ± n/a | — | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a |" in report
+    )
+    assert (
+        "| noop | 0.00 ± n/a | — | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | — | 1 | 0 |" in report
+    )
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0 and "0 ran, 2 already done" in again.output
     before = {r.episode_id: r.scores for r in read_episodes(run_dir)}

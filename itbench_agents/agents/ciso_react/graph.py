@@ -66,7 +66,9 @@ def _ctx(runtime: Runtime[Context]) -> Context:
 
 
 def _clean(policy: Obj) -> Obj:
-    out: Obj = {k: copy.deepcopy(policy[k]) for k in ("apiVersion", "kind", "metadata", "spec") if k in policy}
+    out: Obj = {
+        k: copy.deepcopy(policy[k]) for k in ("apiVersion", "kind", "metadata", "spec") if k in policy
+    }
     meta = out.get("metadata") or {}
     for k in SERVER_FIELDS:
         meta.pop(k, None)

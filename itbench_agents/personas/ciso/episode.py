@@ -5,8 +5,9 @@
     task     the goal (the paper's template) and a credential that may read the cluster and write
              Kyverno policies, nothing else (``access.py``)
     scores   the policies the agent left in the cluster, read through the API and executed on fresh
-             violating and compliant environments (``score.py``): ``detected`` (the paper's pass),
-             ``compliant_clean`` and ``strict`` (both)
+             violating and compliant environments (``score.py``): ``detected`` (the paper's pass,
+             ITBench's ``generate_assessment_posture``), ``compliant_clean``, ``strict`` (both), and
+             ITBench's other output tasks ``generate_policy`` and ``evidence_available``
 
 There are no alerts to wait for and nothing to mitigate: the harness records ``scores`` instead of
 a diagnosis and a mitigation. The agent's turn runs on wall time (Kyverno's reports controller
@@ -34,7 +35,7 @@ from ...twin.clock import VirtualClock
 from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from .access import ciso_cluster_rules
 from .environment import place_workload, start_cluster
-from .score import PolicyScore, cluster_policies, score_policies
+from .score import PolicyScore, cluster_policies, policy_generated, score_policies
 from .spec import CisoScenario
 
 AGENT_SA = "ciso-agent"
@@ -130,7 +131,8 @@ class CisoEnvironment:
         assert self.api is not None
         policies = cluster_policies(self.api)
         self.policy_score = result = score_policies(self.scenario, policies, seed=self.seed)
-        return policy_scores(result, [_key(p) for p in policies])
+        generated = policy_generated(self.scenario, policies)
+        return policy_scores(result, [_key(p) for p in policies], generated)
 
     def privileged_context(self) -> dict[str, Any]:
         return {
@@ -145,15 +147,19 @@ class CisoEnvironment:
         shutil.rmtree(self.private, ignore_errors=True)
 
 
-def policy_scores(result: PolicyScore, policies: list[str]) -> dict[str, Score]:
-    """The episode's scores from a :class:`PolicyScore`; each explains itself from the reports."""
+SCORES = ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available")
+"""The paper's pass, compliance validation, both, and ITBench's two other output tasks."""
+
+
+def policy_scores(
+    result: PolicyScore, policies: list[str], generated: tuple[bool, str] = (True, "")
+) -> dict[str, Score]:
+    """The episode's scores from a :class:`PolicyScore`; each explains itself from the reports.
+    ``generated``: whether the agent's policy is there (``score.policy_generated``) and why."""
     meta: dict[str, Any] = {"policies": policies}
     if result.refused:
         why = f"Kyverno refused a policy: {result.refused}"
-        return {
-            k: Score(value=0.0, explanation=why, metadata=meta)
-            for k in ("detected", "compliant_clean", "strict")
-        }
+        return {k: Score(value=0.0, explanation=why, metadata=meta) for k in SCORES}
     v, c = result.violating, result.compliant
     if result.changed:
         detected_why = "policies changed beyond the edit: " + ", ".join(result.changed)
@@ -174,6 +180,14 @@ def policy_scores(result: PolicyScore, policies: list[str]) -> dict[str, Score]:
         "compliant_clean": Score(value=float(result.compliant_clean), explanation=clean_why, metadata=meta),
         "strict": Score(
             value=float(result.strict), explanation=f"{detected_why}; {clean_why}", metadata=meta
+        ),
+        "generate_policy": Score(value=float(generated[0]), explanation=generated[1], metadata=meta),
+        "evidence_available": Score(
+            value=float(bool(v and v.evidence)),
+            explanation="a report is scoped to the violating workload"
+            if v and v.evidence
+            else "no report is scoped to the violating workload",
+            metadata=meta,
         ),
     }
 

@@ -58,6 +58,18 @@ def score_policies(scenario: CisoScenario, policies: list[dict[str, Any]], *, se
     )
 
 
+def policy_generated(scenario: CisoScenario, policies: list[dict[str, Any]]) -> tuple[bool, str]:
+    """ITBench's ``generate_policy`` output task, on the cluster: a policy was deployed (``kyverno``),
+    or the policy to edit has rules other than it had (``kyverno-update``)."""
+    if scenario.task_class != "kyverno-update":
+        names = sorted(_name(p) for p in policies)
+        return (bool(names), f"deployed: {', '.join(names)}" if names else "no policy deployed")
+    final = {_name(p): p for p in policies}
+    before = {_name(p): p for p in scenario.existing}
+    edited = scenario.edit in final and _rules(final[scenario.edit]) != _rules(before[scenario.edit])
+    return edited, (f"{scenario.edit} edited" if edited else f"{scenario.edit} not edited")
+
+
 def changes_beyond_edit(scenario: CisoScenario, policies: list[dict[str, Any]]) -> list[str]:
     """ITBench's ``check_unchanged_policies`` and more: a policy added, removed or renamed, or an
     existing one other than ``edit`` whose rules changed."""
