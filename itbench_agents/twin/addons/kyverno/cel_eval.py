@@ -96,11 +96,22 @@ def _program(expression: str) -> Any:
         raise CelError(f"compilation failed: {exc}") from None
 
 
-def evaluate(expression: str, activation: dict[str, Any]) -> Any:
+def context_for(activation: dict[str, Any]) -> Any:
+    """A CEL context holding ``activation`` converted once (the conversion costs ~15 times an
+    evaluation): :func:`evaluate` with ``context=`` reuses it, setting only ``variables`` anew."""
+    return cel.Context(variables=activation, functions=FUNCTIONS)
+
+
+def evaluate(expression: str, activation: dict[str, Any], context: Any = None) -> Any:
     """Evaluate ``expression`` over ``activation``; raises CelError for CEL errors (no such key,
-    no such overload...)."""
+    no such overload...). ``context``: :func:`context_for` of an activation with the same values
+    but ``variables``, which is taken from ``activation``."""
     program = _program(expression)
     try:
-        return program.execute(cel.Context(variables=activation, functions=FUNCTIONS))
+        if context is None:
+            context = cel.Context(variables=activation, functions=FUNCTIONS)
+        else:
+            context.add_variable("variables", activation.get("variables") or {})
+        return program.execute(context)
     except (TypeError, RuntimeError, ValueError, KeyError, IndexError) as exc:
         raise CelError(f"evaluation failed: {exc}") from None

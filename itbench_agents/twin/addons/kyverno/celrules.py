@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .cel_eval import CelError, evaluate
+from .cel_eval import CelError, context_for, evaluate
 from .match import label_selector_matches
 from .values import wildcard_match
 
@@ -61,13 +61,32 @@ def activation(
     }
 
 
+def cached_activation(adm: Any, template: tuple[str, ...] | None) -> tuple[dict[str, Any], Any]:
+    """The CEL activation of ``adm`` (the Pod of a controller's ``template`` for autogen'd rules)
+    and its converted context, built once per request and kept on the Admission (``cel_cache``):
+    every CEL rule of every policy on one request reads the same values."""
+    key = (template, id(adm.params))
+    hit = adm.cel_cache.get(key)
+    if hit is not None and hit[0] is adm.params:
+        return hit[1], hit[2]
+    obj, old = adm.obj, adm.old
+    if template:
+        obj, old = pod_view(obj, template), pod_view(old, template)
+    act = activation(obj, old, request_of(adm), namespace_object(adm), adm.params)
+    context = context_for(act)
+    adm.cel_cache[key] = (adm.params, act, context)
+    return act, context
+
+
 def run_validations(
-    spec: dict[str, Any], act: dict[str, Any], validations_key: str = "validations"
+    spec: dict[str, Any], act: dict[str, Any], validations_key: str = "validations", context: Any = None
 ) -> tuple[str, str]:
-    """``(status, message)`` of one policy's (or rule's) CEL: skip / pass / fail / error."""
+    """``(status, message)`` of one policy's (or rule's) CEL: skip / pass / fail / error.
+    ``context``: the activation's converted context (:func:`cached_activation`), when there is one."""
+    act = {**act, "variables": {}}  # this rule's variables: the cached activation stays as it was
     try:
         for cond in spec.get("matchConditions") or []:
-            if not _true(evaluate(str(cond.get("expression", "")), act)):
+            if not _true(evaluate(str(cond.get("expression", "")), act, context)):
                 return "skip", f"match condition {cond.get('name', '')} not met"
     except CelError as exc:
         return "error", f"match condition: {exc}"
@@ -75,18 +94,18 @@ def run_validations(
     act["variables"] = variables
     for var in spec.get("variables") or []:
         try:
-            value = evaluate(str(var.get("expression", "")), act)
+            value = evaluate(str(var.get("expression", "")), act, context)
         except CelError as exc:
             return "error", f"variable {var.get('name')}: {exc}"
         variables[str(var.get("name"))] = value
     for check in spec.get(validations_key) or []:
         expression = str(check.get("expression", ""))
         try:
-            ok = evaluate(expression, act)
+            ok = evaluate(expression, act, context)
         except CelError as exc:
             return "error", f"expression {expression!r}: {exc}"
         if not _true(ok):
-            return "fail", _message(check, act, expression)
+            return "fail", _message(check, act, expression, context)
     return "pass", ""
 
 
@@ -94,10 +113,10 @@ def _true(value: Any) -> bool:
     return value is True
 
 
-def _message(check: dict[str, Any], act: dict[str, Any], expression: str) -> str:
+def _message(check: dict[str, Any], act: dict[str, Any], expression: str, context: Any = None) -> str:
     if check.get("messageExpression"):
         try:
-            return str(evaluate(str(check["messageExpression"]), act))
+            return str(evaluate(str(check["messageExpression"]), act, context))
         except CelError:
             pass
     return str(check.get("message") or f"failed expression: {expression}").strip()
@@ -220,11 +239,8 @@ def namespace_object(adm: Any) -> dict[str, Any] | None:
 
 def cel_rule(cel: dict[str, Any], adm: Any, template: tuple[str, ...] | None) -> tuple[str, str]:
     """A ClusterPolicy rule's ``validate.cel`` (``expressions``, ``variables``)."""
-    obj, old = adm.obj, adm.old
-    if template:
-        obj, old = pod_view(obj, template), pod_view(old, template)
-    act = activation(obj, old, request_of(adm), namespace_object(adm), adm.params)
-    return run_validations(cel, act, "expressions")
+    act, context = cached_activation(adm, template)
+    return run_validations(cel, act, "expressions", context)
 
 
 def validating_policy(

@@ -67,6 +67,8 @@ class Admission:
     cluster: ClusterReader | None = None
     """Where rule ``context`` entries read ConfigMaps and API calls from (Kyverno in a cluster);
     without one they need supplied values, as in ``kyverno test``."""
+    cel_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """CEL activations converted once for this request (``celrules.cached_activation``)."""
 
     @property
     def resource(self) -> dict[str, Any]:
@@ -340,10 +342,10 @@ def _validate_rule(rule: dict[str, Any], ctx: Context, adm: Admission) -> tuple[
     except ConditionError as exc:
         return "error", f"failed to evaluate preconditions: {exc}"
     if rule.get("celPreconditions"):
-        from .celrules import activation, namespace_object, request_of, run_validations
+        from .celrules import cached_activation, run_validations
 
-        act = activation(adm.obj, adm.old, request_of(adm), namespace_object(adm), adm.params)
-        status, message = run_validations({"matchConditions": rule["celPreconditions"]}, act)
+        act, context = cached_activation(adm, None)
+        status, message = run_validations({"matchConditions": rule["celPreconditions"]}, act, context=context)
         if status != "pass":
             return status, "preconditions not met" if status == "skip" else message
     return _validate_body(rule, validate, ctx, adm, nesting=0)
