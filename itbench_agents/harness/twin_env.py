@@ -28,7 +28,7 @@ from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..scenario.inject import apply_operations
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
-from ..twin.advance_budget import AdvanceBudget
+from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
 from ..twin.endpoints import Endpoints
 from .access import grant_agent_access, write_agent_kubeconfigs
@@ -325,8 +325,7 @@ class TwinEnvironment:
             }
         )
         self.agent_endpoints.write(self.workdir / "endpoints.json")
-        self.twin.advance_budget = AdvanceBudget(limit_s=limits.wall_time_s)
-        self.twin.clock.resume()  # the agent's turn: the twin follows wall time (see harness_clock)
+        start_agent_turn(self.twin, limits.wall_time_s)  # the twin follows wall time (see harness_clock)
         return Task(
             goal=sre_goal(self.scenario.namespace),
             kind="diagnosis+mitigation",
@@ -341,12 +340,10 @@ class TwinEnvironment:
 
     def advanced_by_agent_s(self) -> float:
         """Twin seconds the agent fast-forwarded through the API since :meth:`task`."""
-        budget = getattr(self.twin, "advance_budget", None) if self.twin is not None else None
-        return float(budget.advanced_s) if budget is not None else 0.0
+        return advanced_by_agent(self.twin)
 
     def settle(self) -> None:
-        self.twin.advance_budget = None
-        self.twin.clock.pause()
+        end_agent_turn(self.twin)
         self.twin.advance(self.settle_s, step=self.step_s)
 
     # ------------------------------------------------------------------ end state

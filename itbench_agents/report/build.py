@@ -19,7 +19,7 @@ from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .ciso import ciso_html, ciso_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
-from .trajectory_html import write_trajectory_html
+from .trajectory_html import episode_link, write_trajectory_html
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -230,12 +230,7 @@ def render_html(
     out.append("<h2 id='episodes'>Episodes</h2>")
     rows2 = []
     for r in sorted(records, key=lambda r: (r.scenario_id, r.agent, r.trial)):
-        link = links.get(r.episode_id)
-        name = (
-            f"<a href='{html.escape(link)}'>{html.escape(r.episode_id)}</a>"
-            if link
-            else html.escape(r.episode_id)
-        )
+        name = episode_link(r.episode_id, links)
         dmark = "✓" if r.diagnosis and r.diagnosis.correct else "✗"
         mmark = (
             "–" if not r.mitigation or not r.mitigation.applicable else ("✓" if r.mitigation.passed else "✗")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
 from .tables import fmt
+from .trajectory_html import episode_link
 
 CLASSES = ("kyverno", "kyverno-update")
 TABLE5_HEADER = [
@@ -140,12 +141,7 @@ def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
     out.append(table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
     rows = []
     for r in sorted(ciso, key=lambda r: (r.scenario_id, r.agent, r.trial)):
-        link = links.get(r.episode_id)
-        name = (
-            f"<a href='{html.escape(link)}'>{html.escape(r.episode_id)}</a>"
-            if link
-            else html.escape(r.episode_id)
-        )
+        name = episode_link(r.episode_id, links)
         marks = " ".join(f"{html.escape(k)} {'✓' if v.passed else '✗'}" for k, v in r.scores.items()) or "–"
         rows.append([name, html.escape(r.termination), marks, f"{r.wall_s:.1f}", html.escape(r.error or "")])
     out.append(

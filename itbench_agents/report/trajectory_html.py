@@ -71,3 +71,9 @@ def write_trajectory_html(traj_path: Path, record: EpisodeRecord | None = None) 
     page = traj_path.with_name("trajectory.html")
     page.write_text("\n".join(out))
     return page
+
+
+def episode_link(episode_id: str, links: dict[str, str]) -> str:
+    """The episode's id as HTML, linked to its trajectory page when it has one."""
+    link = links.get(episode_id)
+    return f"<a href='{html.escape(link)}'>{html.escape(episode_id)}</a>" if link else html.escape(episode_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -38,3 +39,21 @@ class AdvanceBudget:
                 )
             self.advanced_s += seconds
             return None
+
+
+def start_agent_turn(twin: Any, limit_s: float) -> None:
+    """The agent's turn begins: its advances count against ``limit_s`` and the twin follows wall time."""
+    twin.advance_budget = AdvanceBudget(limit_s=limit_s)
+    twin.clock.resume()
+
+
+def advanced_by_agent(twin: Any) -> float:
+    """Twin seconds the agent fast-forwarded through the API since its turn began."""
+    budget = getattr(twin, "advance_budget", None) if twin is not None else None
+    return float(budget.advanced_s) if budget is not None else 0.0
+
+
+def end_agent_turn(twin: Any) -> None:
+    """The agent's turn ends: no more advances, and the clock moves only when the harness moves it."""
+    twin.advance_budget = None
+    twin.clock.pause()

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import yaml
+from ciso_policies import HOST_NETWORK_POLICY
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
@@ -19,18 +20,7 @@ from itbench_agents.llm.testing_server import OpenAITestServer
 
 HOST_NETWORK = "ciso/kyverno-host-network-v1"
 UPDATE = "ciso/kyverno-update-host-ports-v1"
-RIGHT = """\
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: no-host-network}
-spec:
-  validationFailureAction: Audit
-  background: true
-  rules:
-  - name: host-network
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate: {message: "hostNetwork is not allowed", pattern: {spec: {"=(hostNetwork)": false}}}
-"""
+RIGHT = HOST_NETWORK_POLICY
 REFUSED = RIGHT.replace('validate: {message: "hostNetwork is not allowed", ', "validate: {").replace(
     'pattern: {spec: {"=(hostNetwork)": false}}}', "}"
 )
@@ -77,10 +67,7 @@ def test_a_new_policy_after_feedback_from_kyverno_yaml_and_the_reports(tmp_path:
     ]
     assert len(prompts) == 4
     traj = (ep / "trajectory.jsonl").read_text()
-    assert (
-        "not valid YAML" in traj
-        and "No operation defined in the rule 'host-network'" in traj
-    )
+    assert "not valid YAML" in traj and "No operation defined in the rule 'host-network'" in traj
     assert "no report mentions the policy" in traj
     assert "no-host-network" in (ep / "work" / "policy.yaml").read_text()
 

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from ciso_policies import HOST_NETWORK_POLICY
 from typer.testing import CliRunner
 
 from itbench_agents.cli import app
@@ -28,18 +29,7 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 needs_kubectl = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")
 HOST_NETWORK = "ciso/kyverno-host-network-v1"
 UPDATE = "ciso/kyverno-update-host-network-v1"
-RIGHT_POLICY = """\
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: no-host-network}
-spec:
-  validationFailureAction: Audit
-  background: true
-  rules:
-  - name: host-network
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate: {message: "hostNetwork is not allowed", pattern: {spec: {"=(hostNetwork)": false}}}
-"""
+RIGHT_POLICY = HOST_NETWORK_POLICY
 DENY_ALL = """\
 apiVersion: kyverno.io/v1
 kind: ClusterPolicy

@@ -9,7 +9,6 @@ from typing import Any
 
 import yaml
 
-from ...llm.client import LLMClient
 from ...scenario.kubeapi import KubeApi
 from ..base import AgentConfig, AgentOutput, EventSink, Task, Usage
 
@@ -21,17 +20,11 @@ class CisoReactAgent:
         self.config = config
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
-        from ..sre_react.agent import settings_for
+        from ..llm_agent import agent_llm
         from .graph import Context, State, graph
 
         cfg = self.config
-        llm = LLMClient.create(
-            settings_for(cfg),
-            role="agent",
-            events=events,
-            record_dir=cfg.record_dir,
-            replay_dir=cfg.replay_dir,
-        )
+        llm = agent_llm(cfg, events)
         api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
         ctx = Context(task, llm, api, events, max_retries=int(cfg.options.get("max_retries", 3)))
         final: Any = graph.invoke(State(), context=ctx, config={"recursion_limit": 100})

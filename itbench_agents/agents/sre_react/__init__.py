@@ -19,7 +19,7 @@ def preflight(config: AgentConfig) -> None:
     """Raise :class:`~itbench_agents.llm.models.ModelConfigError` with one clear message when the
     agent model or tool model cannot work (unknown string, missing key, unreachable server)."""
     from ...llm.preflight import preflight_model
-    from .agent import settings_for
+    from ..llm_agent import settings_for
 
     replay = bool(config.replay_dir)
     preflight_model(settings_for(config), replay_dir=config.replay_dir, role="agent")

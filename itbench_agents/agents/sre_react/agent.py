@@ -5,31 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...llm.client import LLMClient
-from ...llm.models import ModelSettings
 from ...tools.context import ToolContext
 from ...tools.toolsets import parse_tools
 from ..base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task, Usage
+from ..llm_agent import agent_llm, settings_for
 from .context import Context
 from .tools import build_services
-
-
-def settings_for(config: AgentConfig, tools: bool = False) -> ModelSettings:
-    model = (config.tool_model or config.model) if tools else config.model
-    if not model:
-        from ...llm.models import ModelConfigError
-
-        raise ModelConfigError("sre-react needs --model (a litellm provider/model string or scripted:FILE)")
-    return ModelSettings(
-        model=model,
-        base_url=config.base_url,
-        api_key_env=config.api_key_env,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        seed=config.seed,
-        max_tokens=config.max_tokens,
-        max_concurrency=int(config.options.get("max_concurrency", 4)),
-        max_retries=int(config.options.get("max_retries", 4)),
-    )
 
 
 class SREReactAgent:
@@ -44,13 +25,7 @@ class SREReactAgent:
 
         cfg = self.config
         opts = cfg.options
-        llm = LLMClient.create(
-            settings_for(cfg),
-            role="agent",
-            events=events,
-            record_dir=cfg.record_dir,
-            replay_dir=cfg.replay_dir,
-        )
+        llm = agent_llm(cfg, events)
         tool_ctx = ToolContext.for_task(
             task,
             max_observation_tokens=int(opts.get("max_observation_tokens", 2000)),

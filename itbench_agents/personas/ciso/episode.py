@@ -30,7 +30,7 @@ from ...harness.access import grant_access
 from ...harness.environment import AlertCheck, EnvironmentError_
 from ...harness.records import Score
 from ...scenario.kubeapi import KubeApi
-from ...twin.advance_budget import AdvanceBudget
+from ...twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ...twin.clock import VirtualClock
 from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from .access import ciso_cluster_rules
@@ -99,8 +99,7 @@ class CisoEnvironment:
         # as the SRE task's: kubectl reads the https server of the kubeconfig, HTTP clients kube_url
         endpoints = Endpoints(kubeconfig=str(kubeconfig.resolve()), kube_url=self.twin.endpoints.kube_url)
         endpoints.write(self.workdir / "endpoints.json")
-        self.twin.advance_budget = AdvanceBudget(limit_s=limits.wall_time_s)
-        self.twin.clock.resume()
+        start_agent_turn(self.twin, limits.wall_time_s)
         return Task(
             goal=self.scenario.goal(str(kubeconfig.resolve())),
             kind="compliance",
@@ -116,12 +115,10 @@ class CisoEnvironment:
         return float(self.twin.now())
 
     def advanced_by_agent_s(self) -> float:
-        budget = getattr(self.twin, "advance_budget", None) if self.twin is not None else None
-        return float(budget.advanced_s) if budget is not None else 0.0
+        return advanced_by_agent(self.twin)
 
     def settle(self) -> None:
-        self.twin.advance_budget = None
-        self.twin.clock.pause()
+        end_agent_turn(self.twin)
         self.twin.advance(SETTLE_S)
 
     # ------------------------------------------------------------------ end state
