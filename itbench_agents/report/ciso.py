@@ -1,6 +1,6 @@
 """CISO results in the paper's Table 5 layout: per agent, pass@1 % by task class (the paper's pass:
-the violating workload's reports fail), their average, our stricter column (the compliant variant
-also reported clean), ITBench's two other output tasks (a policy generated; evidence — a report
+the violating workload's reports fail), their average, compliance validation (the compliant variant
+reported clean), our stricter column (both), ITBench's two other output tasks (a policy generated; evidence — a report
 on the violating workload — available) and the time to process (TTP: agent wall seconds of the
 passing runs).
 
@@ -25,6 +25,7 @@ TABLE5_HEADER = [
     "agent",
     *(f"{c} pass@1 %" for c in CLASSES),
     "avg pass@1 %",
+    "compliant clean %",
     "strict pass@1 %",
     "policy generated %",
     "evidence %",
@@ -65,7 +66,7 @@ def table5_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
         row += [fmt(_macro([r for r in mine if r.category == c], "detected"), pct=True) for c in CLASSES]
         row += [
             fmt(_macro(mine, k), pct=True)
-            for k in ("detected", "strict", "generate_policy", "evidence_available")
+            for k in ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available")
         ]
         passing = [
             r.timing.agent_wall_s

@@ -93,3 +93,18 @@ def test_an_update_through_the_openai_protocol_server(tmp_path: Path) -> None:
         "service-account-requirements" in sent and "container-security-controls" in sent
     )  # the deployed ones
     assert rec.scores["strict"].value == 1.0, rec.scores["strict"].explanation
+
+
+def test_an_update_with_the_scripted_model_edits_in_place(tmp_path: Path) -> None:
+    """The deployed policies come back with server fields; the answer keeps the names, and a new
+    policy instead of the edit scores zero."""
+    scenario = Catalogue.default().get(UPDATE)
+    target = next(p for p in scenario.final_reference() if p["metadata"]["name"] == scenario.edit)
+    rec, ep = _run(tmp_path, UPDATE, [_fenced(yaml.safe_dump(target, sort_keys=False))])
+    assert rec.scores["strict"].value == 1.0 and rec.scores["generate_policy"].value == 1.0
+    assert "updated ClusterPolicy container-security-controls" in (ep / "output.json").read_text()
+    renamed = {**target, "metadata": {"name": "host-ports-policy"}}
+    (tmp_path / "new").mkdir()
+    rec, _ = _run(tmp_path / "new", UPDATE, [_fenced(yaml.safe_dump(renamed, sort_keys=False))])
+    assert rec.scores["strict"].value == 0.0
+    assert "added host-ports-policy" in rec.scores["detected"].explanation
