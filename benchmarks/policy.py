@@ -8,6 +8,8 @@
    included) after a policy change, and the resource webhook's latency per request.
 4. ``itbench scenarios validate --suite ciso``'s work: every CISO scenario proven on the twin, in
    one process. Target < 2 min on 2 cores.
+5. CISO episodes through the harness (oracle, noop, ciso-catalogue on every scenario): wall time
+   and per-episode median.
 
     uv run python benchmarks/policy.py                       # both, policies from ../shared
     uv run python benchmarks/policy.py --resources 200 --repeat 1
@@ -131,6 +133,7 @@ def main() -> None:
 
     addon_numbers(policies, fifty, resources)
     ciso_validation()
+    ciso_episodes()
 
 
 def ciso_validation() -> None:
@@ -144,6 +147,30 @@ def ciso_validation() -> None:
     print(
         f"validate --suite ciso: {ok}/{len(scenarios)} valid in {took:.1f} s "
         f"({took / len(scenarios):.2f} s per scenario; target < 2 min)"
+    )
+
+
+def ciso_episodes() -> None:
+    """`itbench run --suite ciso --agent oracle --agent noop --agent ciso-catalogue` in this process."""
+    import tempfile
+
+    from itbench_agents.harness.batch import run_batch, start_run
+    from itbench_agents.harness.catalogue import Catalogue
+    from itbench_agents.harness.records import AgentSpec, RunConfig
+
+    catalogue = Catalogue.default()
+    ids = [s.id for s in catalogue.select(suite="ciso")]
+    agents = [AgentSpec(name=n) for n in ("oracle", "noop", "ciso-catalogue")]
+    with tempfile.TemporaryDirectory() as d:
+        _, specs, _ = start_run(Path(d) / "run", RunConfig(scenarios=ids, agents=agents), catalogue)
+        t0 = time.perf_counter()
+        summary = run_batch(Path(d) / "run", specs)
+        took = time.perf_counter() - t0
+    walls = sorted(r.wall_s for r in summary.records)
+    print(
+        f"CISO episodes: {summary.ran} ({len(ids)} scenarios x oracle, noop, ciso-catalogue) in {took:.1f} s, "
+        f"median {statistics.median(walls):.2f} s per episode; strict {summary.compliance_pass}/"
+        f"{summary.compliance_scored}, errors {summary.errors}"
     )
 
 

@@ -9,11 +9,11 @@ backend implements the same methods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..agents.base import Limits, Task
 from ..evaluation.topology import Topology
-from .records import MitigationScore
+from .records import MitigationScore, Score
 
 
 class EnvironmentError_(RuntimeError):
@@ -62,3 +62,11 @@ class Environment(Protocol):
         ...
 
     def teardown(self) -> None: ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """An environment whose persona scores the end state with named scores (CISO:
+    ``personas/ciso/episode.py``): the harness records ``scores()`` instead of ``evaluate()``."""
+
+    def scores(self) -> dict[str, Score]: ...

@@ -28,7 +28,7 @@ from ..evaluation.topology import Topology
 from ..llm.retry import CONFIG_ERRORS
 from ..scenario.spec import Scenario
 from .catalogue import AnyScenario
-from .environment import Environment, EnvironmentError_
+from .environment import Environment, EnvironmentError_, Scorer
 from .limits import LimitExceeded, LimitTracker
 from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Score, Termination, Timing
 from .timeline import TwinTimeline
@@ -394,9 +394,8 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                 copy_back(work, ep_dir / "work")
                 try:
                     env.settle()
-                    scorer = getattr(env, "scores", None)
-                    if callable(scorer):  # a persona scored by named scores (CISO)
-                        scores = scorer()
+                    if isinstance(env, Scorer):  # a persona scored by named scores (CISO)
+                        scores = env.scores()
                         dumped = {k: v.model_dump(mode="json") for k, v in scores.items()}
                         (ep_dir / "scores.json").write_text(json.dumps(dumped, indent=2) + "\n")
                         note("evaluated", dumped)
