@@ -25,14 +25,18 @@ class AgentEntry:
     source: str = "built-in"
     load_error: str | None = None
     """Why a plug-in's factory does not import (shown by ``agents list``, raised by ``make_agent``)."""
+    personas: tuple[str, ...] = ()
+    """The personas whose scenarios the agent works on (``itbench run`` refuses others); empty: any."""
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
 _PLUGINS_LOADED = False
 
 
-def register(name: str, target: str, description: str = "", needs_model: bool = False) -> None:
-    _REGISTRY[name] = AgentEntry(name, target, description, needs_model)
+def register(
+    name: str, target: str, description: str = "", needs_model: bool = False, personas: tuple[str, ...] = ()
+) -> None:
+    _REGISTRY[name] = AgentEntry(name, target, description, needs_model, personas=personas)
 
 
 register("noop", "itbench_agents.agents.noop:make_agent", "does nothing and reports no incident (a floor)")
@@ -51,22 +55,26 @@ register(
     "itbench_agents.agents.sre_react:make_agent",
     "LangGraph ReAct SRE agent (needs --model)",
     needs_model=True,
+    personas=("sre",),
 )
 register(
     "ciso-react",
     "itbench_agents.agents.ciso_react:make_agent",
     "LangGraph CISO agent: write or edit a Kyverno policy, lint, deploy, read the reports, reflect (needs --model)",
     needs_model=True,
+    personas=("ciso",),
 )
 register(
     "ciso-catalogue",
     "itbench_agents.agents.ciso_catalogue:make_agent",
     "CISO baseline without an LLM: the control's text → a catalogued Kyverno policy (what retrieval alone scores)",
+    personas=("ciso",),
 )
 register(
     "sre-heuristic",
     "itbench_agents.agents.sre_heuristic:make_agent",
     "rule-based SRE agent over the same tools (no LLM)",
+    personas=("sre",),
 )
 
 # Audit strategies (itbench_agents/agents/audit/strategies.py; ``itbench scenarios audit``).
@@ -111,6 +119,7 @@ for _name, _factory, _destructive, _what in (
         _name,
         f"itbench_agents.agents.audit.strategies:{_factory}",
         f"audit strategy{' (destructive)' if _destructive else ''}: {_what}",
+        personas=("sre",),
     )
 
 
@@ -129,6 +138,7 @@ for _name, _what in (
         f"audit-ciso-{_name}",
         f"itbench_agents.agents.audit.ciso:make_{_name.replace('-', '_')}",
         f"CISO audit strategy (blind): {_what}",
+        personas=("ciso",),
     )
 
 

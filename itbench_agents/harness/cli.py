@@ -358,6 +358,14 @@ def run_cmd(
             chosen = registry.select(ids=scenario or [], suite=suite, tags=tag or [])
             if not chosen:
                 raise _fail("no scenario matches")
+            for name in dict.fromkeys(agent):
+                works_on = entry(name).personas
+                other = sorted({s.persona for s in chosen} - set(works_on)) if works_on else []
+                if other:
+                    raise _fail(
+                        f"agent {name!r} works on {' and '.join(works_on)} scenarios; the chosen ones include "
+                        f"{' and '.join(other)} scenarios (choose with --suite {works_on[0]})"
+                    )
             config = RunConfig(
                 scenarios=[s.id for s in chosen],
                 agents=specs,

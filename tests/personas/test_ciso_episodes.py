@@ -178,7 +178,8 @@ def test_cli_run_report_and_resume(tmp_path: Path) -> None:
         in report
     )
     assert (
-        "| noop | 0.00 ± n/a | — | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | — | 1 | 0 |" in report
+        "| noop | 0.00 ± n/a | — | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | — | 1 | 0 |"
+        in report
     )
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0 and "0 ran, 2 already done" in again.output
@@ -215,3 +216,17 @@ def _sre_run(tmp_path: Path) -> Path:
     _, specs, _ = start_run(run_dir, cfg, Catalogue.default())
     run_batch(run_dir, specs)
     return run_dir
+
+
+def test_an_agent_of_the_other_persona_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    runner = CliRunner()
+    sre_on_ciso = runner.invoke(
+        app, ["run", "--suite", "ciso", "-a", "sre-heuristic", "--run-dir", str(tmp_path / "a")]
+    )
+    assert sre_on_ciso.exit_code == 2
+    assert "agent 'sre-heuristic' works on sre scenarios; the chosen ones include ciso" in sre_on_ciso.output
+    ciso_on_sre = runner.invoke(
+        app, ["run", "-s", "sre/ad-failure-flag-v1", "-a", "ciso-catalogue", "--run-dir", str(tmp_path / "b")]
+    )
+    assert ciso_on_sre.exit_code == 2 and "--suite ciso" in ciso_on_sre.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
