@@ -26,10 +26,6 @@ class ScenarioLookup(Protocol):
     def get(self, sid: str) -> AnyScenario: ...
 
 
-def _is_glob(q: str) -> bool:
-    return any(ch in q for ch in "*?[")
-
-
 @dataclass
 class Catalogue:
     sre: ScenarioRegistry
@@ -97,21 +93,15 @@ class Catalogue:
         return sorted((s for s in out if want <= _tags(s)), key=lambda s: s.id)
 
     def _matches_ciso(self, q: str) -> bool:
-        if _is_glob(q):
-            return any(fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q) for s in self.ciso)
-        return q in self._ciso_by_id() or f"ciso/{q}" in self._ciso_by_id()
+        return any(_hits(s, q) for s in self.ciso)
 
     def _pick_ciso(self, pool: list[CisoScenario], queries: list[str]) -> list[CisoScenario]:
-        return [
-            s
-            for s in pool
-            if any(
-                fnmatch.fnmatchcase(s.id, q)
-                or fnmatch.fnmatchcase(s.id, "*/" + q)
-                or s.id in (q, f"ciso/{q}")
-                for q in queries
-            )
-        ]
+        return [s for s in pool if any(_hits(s, q) for q in queries)]
+
+
+def _hits(s: CisoScenario, q: str) -> bool:
+    """``q`` names ``s``: its id, its bare name, or a glob over either."""
+    return s.id in (q, f"ciso/{q}") or fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
 
 
 def _ciso_tags(s: CisoScenario) -> set[str]:

@@ -18,14 +18,8 @@ from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summari
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .ciso import ciso_html, ciso_markdown
-from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, table4_row, times_row
+from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, md_table, table4_row, times_row
 from .trajectory_html import episode_link, write_trajectory_html
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _group_rows(groups: Sequence[GroupResult]) -> list[list[str]]:
@@ -80,22 +74,22 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
         "Mean ± standard error (macro average over scenarios; MTTD/MTTR over successful runs, ∞ when none).",
         "",
     ]
-    parts.append(_md_table(TABLE4_HEADER, [table4_row(g) for g in summary.overall]))
+    parts.append(md_table(TABLE4_HEADER, [table4_row(g) for g in summary.overall]))
     parts += [
         "",
         "## Times (wall and twin seconds)",
         "",
-        _md_table(TIMES_HEADER, [times_row(g) for g in summary.overall]),
+        md_table(TIMES_HEADER, [times_row(g) for g in summary.overall]),
     ]
     pk_header, pk_rows = pass_at_k_rows(summary)
     if pk_rows:
-        parts += ["", "## pass@k", "", _md_table(pk_header, pk_rows)]
+        parts += ["", "## pass@k", "", md_table(pk_header, pk_rows)]
     for title, groups in (
         ("By traces condition", summary.by_condition),
         ("By complexity bucket", summary.by_bucket),
         ("By fault category", summary.by_category),
     ):
-        parts += ["", f"## {title}", "", _md_table(GROUP_HEADER, _group_rows(groups))]
+        parts += ["", f"## {title}", "", md_table(GROUP_HEADER, _group_rows(groups))]
     parts += ["", "## Per scenario", ""]
     rows = []
     for s in summary.scenarios:
@@ -114,7 +108,7 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
             ]
         )
     parts.append(
-        _md_table(
+        md_table(
             [
                 "scenario",
                 "agent",

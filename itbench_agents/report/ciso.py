@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
-from .tables import fmt
+from .tables import fmt, md_table
 from .trajectory_html import episode_link
 
 CLASSES = ("kyverno", "kyverno-update")
@@ -99,13 +99,6 @@ def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     return rows
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    cell = [h.replace("|", "\\|") for h in header]
-    lines = ["| " + " | ".join(cell) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
     ciso = [r for r in records if r.persona == "ciso"]
     parts = [
@@ -114,11 +107,11 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
         "pass@1: a report scoped to the violating workload fails (the paper's pass); strict: and on the "
         "compliant variant of the same workload nothing fails. Mean ± standard error over scenarios.",
         "",
-        _md_table(TABLE5_HEADER, table5_rows(ciso)),
+        md_table(TABLE5_HEADER, table5_rows(ciso), escape=True),
         "",
         "## CISO per scenario",
         "",
-        _md_table(SCENARIO_HEADER, scenario_rows(ciso)),
+        md_table(SCENARIO_HEADER, scenario_rows(ciso), escape=True),
     ]
     errs = [r for r in ciso if r.error]
     if errs:

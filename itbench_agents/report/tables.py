@@ -21,6 +21,19 @@ TABLE4_HEADER = [
     "tokens/episode",
     "cost $/episode",
 ]
+
+
+def md_table(header: list[str], rows: list[list[str]], *, escape: bool = False) -> str:
+    """A Markdown table; with ``escape``, ``|`` inside cells is escaped (free-text cells)."""
+
+    def cells(row: list[str]) -> str:
+        return " | ".join(c.replace("|", "\\|") if escape else c for c in row)
+
+    out = ["| " + cells(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + cells(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
 TIMES_HEADER = ["agent", "MTTD wall s", "MTTD twin s", "MTTR wall s", "MTTR twin s", "submitted %"]
 
 
