@@ -7,7 +7,8 @@ access to the task's namespaces), ``KUBECONFIG_READONLY`` (a read-only one), ``K
 ``PROMETHEUS_URL``, ``LOKI_URL``, ``JAEGER_URL``, ``ALERTMANAGER_URL``, ``ITBENCH_WORKDIR``,
 ``ITBENCH_TASK`` (the goal text), ``ITBENCH_NAMESPACES``, ``ITBENCH_MASKED``, ``ITBENCH_MAX_STEPS``,
 ``ITBENCH_WALL_TIME_S`` and ``ITBENCH_EVENTS`` (a file where it may append trajectory events, one
-JSON object per line). On the twin, ``POST $KUBE_URL/itbench/v1/advance {"seconds": N}`` with the
+JSON object per line); where the scenario runs an OPA, ``OPA_URL`` (its REST API) and an ``opa``
+command on PATH (``agent_commands.py``). On the twin, ``POST $KUBE_URL/itbench/v1/advance {"seconds": N}`` with the
 kubeconfig's bearer token fast-forwards the clock; those seconds count against
 ``ITBENCH_WALL_TIME_S`` (an advance past what is left is refused with 429). When the program
 exits, every process it started is killed. It must write its diagnosis to ``agent_output.json`` in the work folder
@@ -21,6 +22,7 @@ import os
 import secrets
 import shlex
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..harness.limits import LimitExceeded
+from .agent_commands import install_commands
 from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task
 from .sandbox import (
     MARKER,
@@ -90,6 +93,7 @@ class CommandAgent:
             "LOKI_URL": ep.loki_url or "",
             "JAEGER_URL": ep.jaeger_url or "",
             "ALERTMANAGER_URL": ep.alertmanager_url or "",
+            "OPA_URL": ep.opa_url or "",
             "ITBENCH_WORKDIR": str(work),
             "ITBENCH_TASK": task.goal,
             "ITBENCH_NAMESPACES": ",".join(task.namespaces),
@@ -100,12 +104,20 @@ class CommandAgent:
         }
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
+        mode = resolve_mode(self.sandbox)
+        marker = secrets.token_hex(8)
+        with tempfile.TemporaryDirectory(prefix="itbench-agent-bin-") as bin_dir:
+            return self._run(task, events, mode, marker, Path(bin_dir))
+
+    def _run(self, task: Task, events: EventSink, mode: str, marker: str, bin_dir: Path) -> AgentOutput:
         work = Path(task.workdir)
         events_file = work / "agent_events.jsonl"
         out_file = work / "agent_output.json"
-        mode = resolve_mode(self.sandbox)
-        marker = secrets.token_hex(8)
         env = scrubbed_env({**self.environment(task, events_file), MARKER: marker}, home=work)
+        binds = list(self.binds)
+        if install_commands(task.endpoints, bin_dir):
+            env["PATH"] = f"{bin_dir}:{env['PATH']}"
+            binds.append(str(bin_dir))
         argv = self.command
         options = b""
         if mode == "bwrap":
@@ -114,7 +126,7 @@ class CommandAgent:
                     self.command,
                     workdir=work,
                     env=env,
-                    binds=self.binds,
+                    binds=binds,
                     hide=[*self.hidden, *map(str, harness_paths())],
                 )
             )

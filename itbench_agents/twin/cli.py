@@ -41,7 +41,7 @@ def serve(
     ] = None,
     addon: Annotated[
         list[str] | None,
-        typer.Option("--addon", help="Install a system beside Kubernetes (repeatable): kyverno."),
+        typer.Option("--addon", help="Install a system beside Kubernetes (repeatable): kyverno, opa."),
     ] = None,
 ) -> None:
     """Start the twin and serve its endpoints until interrupted (Ctrl-C / SIGTERM)."""
@@ -95,7 +95,7 @@ def serve(
         served = f"{app or manifests or 'bare cluster'}" + "".join(f" + {a}" for a in addon or ())
         console.print(f"[bold green]itbench twin[/bold green] serving ({escape(served)})")
         console.print(f"  {'kubeconfig':<15} {kc}")
-        for name in ("kube_url", "prometheus_url", "loki_url", "jaeger_url"):
+        for name in ("kube_url", "prometheus_url", "loki_url", "jaeger_url", "opa_url"):
             url = getattr(ep, name)
             if url:
                 console.print(f"  {name:<15} {url}")
@@ -103,6 +103,8 @@ def serve(
             console.print(f"  {'endpoints':<15} {endpoints}")
         console.print("\nTry:")
         console.print(f"  kubectl --kubeconfig {kc} get pods -A", soft_wrap=True, highlight=False)
+        if ep.opa_url:
+            console.print(f"  curl {ep.opa_url}/v1/policies", soft_wrap=True, highlight=False)
         console.print("\nPress Ctrl-C to stop.")
         while not stop.wait(0.5):
             pass

@@ -22,6 +22,8 @@ class Endpoints(BaseModel):
     loki_url: str | None = None
     jaeger_url: str | None = None
     opencost_url: str | None = None
+    opa_url: str | None = None
+    """OPA's REST API, where the scenario runs an OPA (the twin's ``opa`` addon)."""
     alertmanager_url: str | None = None
 
     def write(self, path: str | Path) -> Path:

@@ -265,6 +265,12 @@ class Twin:
         loki = HttpEndpoint(make_loki_handler(self), host, 0).start()
         jaeger = HttpEndpoint(make_jaeger_handler(self), host, 0).start()
         self._servers = [kube, kube_tls, prom, loki, jaeger]
+        addon_urls: dict[str, str] = {}
+        for addon in self.addons.values():  # addons with an API of their own (``addons/base.ServesApi``)
+            if hasattr(addon, "make_handler"):
+                server = HttpEndpoint(addon.make_handler(self), host, 0).start()
+                self._servers.append(server)
+                addon_urls[addon.endpoint_field] = server.url
         kubeconfig = workdir / "kubeconfig"
         kubeconfig.write_text(
             kubeconfig_yaml(
@@ -279,6 +285,7 @@ class Twin:
             loki_url=loki.url,
             jaeger_url=jaeger.url,
             alertmanager_url=prom.url,
+            **addon_urls,
         )
         self.endpoints.write(workdir / "endpoints.json")
         self._ticker = threading.Thread(target=self._tick, name="twin-ticker", daemon=True)

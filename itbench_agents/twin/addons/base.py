@@ -67,6 +67,18 @@ class Addon(Protocol):
         ...
 
 
+class ServesApi(Protocol):
+    """An addon that also serves its own HTTP API (OPA's REST API): ``Twin.serve`` starts an endpoint
+    for it beside the twin's others and puts its URL in the ``Endpoints`` field ``endpoint_field``."""
+
+    name: str
+    endpoint_field: str
+
+    def make_handler(self, twin: Twin) -> Callable[[Any], Any]:
+        """The request handler (``httpserver.Handler``) of the addon's API."""
+        ...
+
+
 def run_admission_hooks(twin: Any, request: AdmissionRequest) -> list[str]:
     """Call every registered hook in order; the first denial stops the request."""
     warnings: list[str] = []
@@ -103,12 +115,16 @@ def request_for(
 
 
 def make_addon(name: str) -> Addon:
-    """A built-in addon by name (``kyverno``); ``ValueError`` naming the known ones otherwise."""
+    """A built-in addon by name (``kyverno``, ``opa``); ``ValueError`` naming the known ones otherwise."""
     if name == "kyverno":
         from .kyverno.addon import KyvernoAddon
 
         return KyvernoAddon()
+    if name == "opa":
+        from .opa.addon import OpaAddon
+
+        return OpaAddon()
     raise ValueError(f"unknown addon {name!r}; known: {', '.join(ADDONS)}")
 
 
-ADDONS = ("kyverno",)
+ADDONS = ("kyverno", "opa")

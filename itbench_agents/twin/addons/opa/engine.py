@@ -1,0 +1,362 @@
+"""Rego evaluation on a real engine (rego-cpp through ``regopy``), with OPA's results and errors.
+
+``RegoEngine().evaluate(modules, "data.check.result", input=...)`` answers what ``opa eval`` would:
+a :class:`QueryResult` (``defined`` / ``value``), or :class:`RegoError` carrying OPA-style errors
+(``code``, ``message``, ``file:row:col``). The engine runs in a worker process (``worker.py``) with a
+time limit and a memory limit: a policy that never terminates, or exhausts memory, or crashes the
+C++ engine is the policy's error (``eval_cancel_error`` / ``eval_internal_error``), never a hang or
+a crash of the caller.
+
+Where rego-cpp and OPA differ (measured by ``agreement.py``; the README lists each difference),
+this module bridges what it can without guessing:
+
+- a query that is a plain reference (``data.check.result``) is evaluated as ``x := <ref>``: rego-cpp
+  answers ``undefined`` for a reference whose value is ``false``, where OPA answers ``false``;
+- rego-cpp prints compile errors with their position instead of returning them: the worker captures
+  them and they become OPA's ``file:row: code: message`` form.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 10.0
+"""The time limit of one evaluation (OPA has none by default; ``opa eval --timeout`` sets one)."""
+DEFAULT_MEMORY_BYTES = 2 * 1024**3
+"""The most resident memory the worker may hold while it evaluates (checked every 50 ms; rego-cpp's
+allocator reserves address space up front, so an address-space rlimit cannot be used)."""
+_POLL_S = 0.05
+_NO_INPUT = object()
+_REF = re.compile(r"^\s*(data|input)(\.[A-Za-z_][A-Za-z0-9_]*|\[\s*(\"[^\"]*\"|\d+)\s*\])*\s*$")
+_BINDING = "__itbench_value__"
+
+
+@dataclass(frozen=True)
+class RegoProblem:
+    """One error as OPA reports it: ``code`` (``rego_parse_error``, ``rego_type_error``, ``eval_*``),
+    ``message``, and the position in ``file`` when the engine gave one."""
+
+    code: str
+    message: str
+    file: str = ""
+    row: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        where = (
+            f"{self.file}:{self.row}: " if self.file and self.row else (f"{self.file}: " if self.file else "")
+        )
+        return f"{where}{self.code}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape of an entry of OPA's ``errors`` list (REST API and ``--format json``)."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.file or self.row:
+            out["location"] = {"file": self.file, "row": self.row, "col": self.col}
+        return out
+
+
+class RegoError(Exception):
+    """A policy or query the engine refused or could not evaluate; ``str()`` is OPA's text
+    (``1 error occurred: policy.rego:3: rego_parse_error: ...``)."""
+
+    def __init__(self, problems: list[RegoProblem]) -> None:
+        self.problems = problems or [RegoProblem("eval_internal_error", "unknown error")]
+        super().__init__(format_problems(self.problems))
+
+    @property
+    def compile_time(self) -> bool:
+        """True for errors OPA reports before evaluating (parse, type, safety, recursion)."""
+        return all(p.code.startswith("rego_") for p in self.problems)
+
+
+def format_problems(problems: list[RegoProblem]) -> str:
+    if len(problems) == 1:
+        return f"1 error occurred: {problems[0]}"
+    return f"{len(problems)} errors occurred:\n" + "\n".join(str(p) for p in problems)
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What a query produced: ``results`` as OPA's ``result`` list (``expressions`` values and
+    ``bindings``); empty when the query is undefined."""
+
+    query: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.results)
+
+    @property
+    def value(self) -> Any:
+        """The first expression's value (what ``opa eval --format raw`` prints); None when undefined."""
+        if not self.results or not self.results[0].get("expressions"):
+            return None
+        return self.results[0]["expressions"][0]
+
+
+# rego-cpp's runtime messages, and the code OPA gives the same failure
+_EVAL_CODES = (
+    ("Recursion detected", "rego_recursion_error"),
+    ("Function not found", "rego_type_error"),
+    ("Unsafe", "rego_unsafe_var_error"),
+)
+_ERRMSG = re.compile(r"\(errormsg \d+:(.*?)\)\n", re.S)
+_PARSE_POS = re.compile(r"\(error \d+:([^|\n]*)\|(\d+)\|(\d+)")
+
+
+def _printed_problems(printed: str, code: str) -> list[RegoProblem]:
+    """The errors rego-cpp printed: a message line followed by ``-- file:row:col`` (or ``-- ``)."""
+    lines = printed.splitlines()
+    problems: list[RegoProblem] = []
+    for i, line in enumerate(lines):
+        if not line.startswith("-- ") and line != "--":
+            continue
+        msg = lines[i - 1].strip() if i > 0 else ""
+        if not msg or msg == "Errors:" or msg.startswith(("~", "----", "Pass ")) or msg == "wellformed_error":
+            continue
+        loc = line[3:].strip()
+        m = re.match(r"^(.*):(\d+):(\d+)$", loc)
+        if m:
+            problems.append(RegoProblem(code, msg, m.group(1), int(m.group(2)), int(m.group(3))))
+        else:
+            problems.append(RegoProblem(code, msg))
+    seen: set[RegoProblem] = set()
+    return [p for p in problems if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+
+
+def _offset_position(text: str, offset: int) -> tuple[int, int]:
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+
+
+def problems_from_reply(reply: dict[str, Any], modules: Mapping[str, str]) -> list[RegoProblem]:
+    """OPA-style errors from a worker reply that is not a result."""
+    status = reply.get("status")
+    printed = str(reply.get("printed") or "")
+    if status == "parse":
+        found = _printed_problems(printed, "rego_parse_error")
+        if found:
+            return found
+        error = str(reply.get("error") or "")
+        msg = _ERRMSG.search(error)
+        pos = _PARSE_POS.search(error)
+        name = str(reply.get("module") or (pos.group(1) if pos else ""))
+        row, col = _offset_position(modules.get(name, ""), int(pos.group(2))) if pos else (0, 0)
+        return [RegoProblem("rego_parse_error", msg.group(1) if msg else error.strip(), name, row, col)]
+    if status == "query":
+        return _printed_problems(printed, "rego_parse_error") or [
+            RegoProblem("rego_parse_error", str(reply.get("error") or "").strip())
+        ]
+    if status == "ok":  # an error term in place of a result
+        output = str(reply.get("output") or "")
+        if "Pass parse failed" in printed:  # the query itself did not parse
+            printed = printed[: printed.index("Pass parse failed")]
+            return _printed_problems(printed, "rego_parse_error") or [
+                RegoProblem("rego_parse_error", "the query does not parse")
+            ]
+        code = "rego_compile_error" if "Pass " in printed else "eval_error"
+        found = _printed_problems(printed, code)
+        if found:
+            return found
+        msg = _ERRMSG.search(output)
+        if msg:
+            text = msg.group(1).strip()
+            code = next((c for prefix, c in _EVAL_CODES if text.startswith(prefix)), "eval_error")
+            return [RegoProblem(code, text)]
+        return [RegoProblem("eval_error", "evaluation failed (rego-cpp reported an error without detail)")]
+    if status in ("timeout", "memory"):
+        return [RegoProblem("eval_cancel_error", str(reply.get("error")))]
+    return [RegoProblem("eval_internal_error", str(reply.get("error") or "the Rego engine failed"))]
+
+
+def _parse_output(output: str, query: str, wrapped: bool) -> QueryResult | None:
+    """A result from rego-cpp's output string; None when the output is an error term."""
+    if output == "undefined":
+        return QueryResult(query)
+    try:
+        doc = json.loads(output)
+    except json.JSONDecodeError:
+        return None
+    rows = doc if isinstance(doc, list) else [doc]
+    results = []
+    for row in rows:
+        if not isinstance(row, dict):
+            return None
+        bindings = dict(row.get("bindings") or {})
+        if wrapped:
+            if _BINDING not in bindings:
+                continue
+            results.append({"expressions": [bindings.pop(_BINDING)]})
+        else:
+            out: dict[str, Any] = {"expressions": list(row.get("expressions") or [])}
+            if bindings:
+                out["bindings"] = bindings
+            results.append(out)
+    return QueryResult(query, results)
+
+
+def _resident_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class RegoEngine:
+    """One worker process, one request at a time (thread-safe); restarted after a timeout or crash,
+    and in a forked child (a fork does not share the parent's worker)."""
+
+    def __init__(
+        self, timeout_s: float = DEFAULT_TIMEOUT_S, memory_bytes: int = DEFAULT_MEMORY_BYTES
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.memory_bytes = memory_bytes
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[str] | None = None
+        self._pid = os.getpid()
+
+    # -- public -----------------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        modules: Mapping[str, str],
+        query: str,
+        *,
+        input: Any = _NO_INPUT,  # noqa: A002 - OPA's name
+        data: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+    ) -> QueryResult:
+        """Evaluate ``query`` over ``modules`` (file name → Rego text), base ``data`` and ``input``
+        (absent: ``input`` is undefined, as ``opa eval`` without ``--input``)."""
+        wrapped = bool(_REF.match(query))
+        request: dict[str, Any] = {
+            "modules": dict(modules),
+            "data": dict(data) if data is not None else None,
+            "query": f"{_BINDING} := {query.strip()}" if wrapped else query,
+        }
+        if input is not _NO_INPUT:
+            request["input"] = input
+        reply = self._call(request, self.timeout_s if timeout_s is None else timeout_s)
+        if reply.get("status") == "ok":
+            result = _parse_output(str(reply.get("output")), query, wrapped)
+            if result is not None:
+                return result
+        raise RegoError(problems_from_reply(reply, modules))
+
+    def check(self, modules: Mapping[str, str]) -> list[RegoProblem]:
+        """Parse and compile ``modules`` (``opa check``): the errors found, empty when they compile.
+        rego-cpp compiles when it evaluates, so every package document is evaluated once with no
+        input; errors of evaluation itself (a builtin's failure on absent input) are not reported."""
+        packages = sorted({m.group(1) for text in modules.values() for m in _PACKAGE.finditer(text)})
+        try:
+            if packages:
+                for pkg in packages:
+                    self.evaluate(modules, f"data.{pkg}")
+            else:
+                self.evaluate(modules, "data")
+        except RegoError as e:
+            return [p for p in e.problems if p.code.startswith("rego_")]
+        return []
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    # -- worker -----------------------------------------------------------------------------------
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._pid != os.getpid():  # forked: the parent's worker is not ours to talk to
+            self._proc, self._pid = None, os.getpid()
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "itbench_agents.twin.addons.opa.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+            )
+        return self._proc
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and self._pid == os.getpid():
+            proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+
+    def _call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        with self._lock:
+            proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(json.dumps(request) + "\n")
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                self._stop()
+                return {"status": "internal", "error": "the Rego engine's worker exited"}
+            deadline = time.monotonic() + timeout_s
+            while True:
+                left = deadline - time.monotonic()
+                ready, _, _ = select.select([proc.stdout], [], [], min(_POLL_S, max(0.0, left)))
+                if ready:
+                    line = proc.stdout.readline()
+                    if line:
+                        return dict(json.loads(line))
+                    code = proc.wait()
+                    self._stop()
+                    return {"status": "internal", "error": _crash_message(code)}
+                if _resident_bytes(proc.pid) > self.memory_bytes:
+                    self._stop()
+                    return {
+                        "status": "memory",
+                        "error": f"evaluation exceeded the engine's memory limit of {self.memory_bytes / 2**30:g} GiB",
+                    }
+                if left <= 0:
+                    self._stop()
+                    return {
+                        "status": "timeout",
+                        "error": f"evaluation exceeded the engine's time limit of {timeout_s:g} s",
+                    }
+
+
+def _crash_message(code: int) -> str:
+    if code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the Rego engine (rego-cpp) crashed ({name}); a deep recursion or exhausted memory does this"
+    return f"the Rego engine (rego-cpp) exited with code {code}"
+
+
+_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)
+
+_shared: RegoEngine | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_engine() -> RegoEngine:
+    """The process's engine (one worker), for callers that need no limits of their own."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = RegoEngine()
+        return _shared
