@@ -8,6 +8,7 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench kyverno ...``                 itbench_agents/twin/addons/kyverno/cli.py
+- ``itbench opa ...``                     itbench_agents/twin/addons/opa/cli.py
 - ``itbench dev ...``                     itbench_agents/dev_cli.py
 
 Heavy imports (litellm, langgraph) happen inside commands, never at import time.
@@ -33,6 +34,7 @@ def _assemble() -> None:
     from .scenario.cli import scenarios_app
     from .tools.cli import mcp_app, tools_app
     from .twin.addons.kyverno.cli import kyverno_app
+    from .twin.addons.opa.cli import opa_app
     from .twin.cli import twin_app
 
     app.add_typer(twin_app, name="twin")
@@ -40,6 +42,7 @@ def _assemble() -> None:
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(tools_app, name="tools")
     app.add_typer(kyverno_app, name="kyverno")
+    app.add_typer(opa_app, name="opa")
     app.add_typer(llm_app, name="llm")
     app.add_typer(dev_app, name="dev")
     register_harness(app)

@@ -87,10 +87,10 @@ def test_errors_carry_opa_codes_and_positions(endpoints: Endpoints, tmp_path: Pa
         endpoints, tmp_path, "eval", "-d", "policy.rego", "-i", "in.json", "data.check.result", "-f", "raw"
     )
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr.startswith("1 error occurred: policy.rego:4: rego_parse_error: ")
+    assert r.stderr.startswith("1 error occurred: policy.rego:5: rego_parse_error: ")
     chk = opa(endpoints, tmp_path, "check", "policy.rego", "--format", "json")
     assert chk.returncode == 1
-    assert json.loads(chk.stdout)["errors"][0]["location"] == {"file": "policy.rego", "row": 4, "col": 11}
+    assert json.loads(chk.stdout)["errors"][0]["location"] == {"file": "policy.rego", "row": 5, "col": 1}
     (tmp_path / "good.rego").write_text(POLICY)
     assert opa(endpoints, tmp_path, "check", "good.rego").returncode == 0
     missing = opa(endpoints, tmp_path, "eval", "-d", "nope.rego", "data.check.result")
@@ -130,3 +130,12 @@ def test_a_command_agent_finds_opa_on_its_path(endpoints: Endpoints, tmp_path: P
     where = (work / "where.txt").read_text().strip()
     assert where.endswith("/opa") and not where.startswith(str(work))
     assert not os.path.exists(where)  # the harness's copy is gone with the episode
+
+
+def test_v0_policies_need_the_v0_flag_as_in_opa_1(endpoints: Endpoints, tmp_path: Path) -> None:
+    (tmp_path / "old.rego").write_text("package check\nresult { input.a == 1 }\n")
+    line = ["eval", "-d", "old.rego", "-I", "data.check.result", "-f", "raw"]
+    refused = opa(endpoints, tmp_path, *line, stdin='{"a": 1}')
+    assert refused.returncode == 1 and "`if` keyword is required before rule body" in refused.stderr
+    accepted = opa(endpoints, tmp_path, *line, "--v0-compatible", stdin='{"a": 1}')
+    assert (accepted.returncode, accepted.stdout) == (0, "true\n"), accepted.stderr

@@ -1,4 +1,4 @@
-"""The Rego engine: rego-cpp in a worker process, with OPA's answers and errors."""
+"""The Rego engine: regorus in a worker process, with OPA's answers and errors."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def decide(engine: RegoEngine, body: str, input: object) -> object:  # noqa: A00
 def test_true_false_and_undefined_as_opa_answers(engine: RegoEngine) -> None:
     body = "default result := false\nresult if input.a == 1\n"
     assert decide(engine, body, {"a": 1}) is True
-    assert decide(engine, body, {"a": 2}) is False  # rego-cpp alone: undefined
+    assert decide(engine, body, {"a": 2}) is False  # rego-cpp 1.5.2: undefined
     assert decide(engine, "result if input.a == 1\n", {"a": 2}) == "undefined"
     assert decide(engine, "deny contains 1 if input.a\nresult := count(deny) == 0\n", {"a": True}) is False
     assert decide(engine, "result := true if { input.a == 1 } else := false\n", {"a": 2}) is False
@@ -50,18 +50,26 @@ def test_a_syntax_error_names_file_row_and_column(engine: RegoEngine) -> None:
         engine.evaluate(
             {"policy.rego": "package check\nresult if {\n  input.a == \n}\n"}, "data.check.result"
         )
-    assert e.value.problems == [
-        RegoProblem("rego_parse_error", "Invalid boolean operator", "policy.rego", 3, 11)
-    ]
-    assert str(e.value) == "1 error occurred: policy.rego:3: rego_parse_error: Invalid boolean operator"
+    # OPA: "policy.rego:4: rego_parse_error: unexpected } token" — the same place, in regorus's words
+    assert e.value.problems == [RegoProblem("rego_parse_error", "expecting expression", "policy.rego", 4, 1)]
+    assert str(e.value) == "1 error occurred: policy.rego:4: rego_parse_error: expecting expression"
     assert e.value.compile_time
 
 
 def test_check_reports_compile_errors_only(engine: RegoEngine) -> None:
     assert engine.check({"ok.rego": V1 + "result if input.a == 1\n"}) == []
-    found = engine.check({"bad.rego": V1 + "f(x) := f(x)\nresult := f(1)\n"})
-    assert [p.code for p in found] == ["rego_recursion_error"]
     assert [p.code for p in engine.check({"b.rego": V1 + "result := nope(1)\n"})] == ["rego_type_error"]
+    unsafe = engine.check({"u.rego": V1 + "result := x if {\n  x := y + 1\n}\n"})
+    assert [(p.code, p.row) for p in unsafe] == [("rego_unsafe_var_error", 4)]
+    # evaluation errors are not compile errors: a conflict shows only when the inputs make it happen
+    assert engine.check({"c.rego": V1 + "result := 1\nresult := 2 if input.two\n"}) == []
+
+
+def test_a_recursive_rule_crashes_the_worker_not_the_caller(engine: RegoEngine) -> None:
+    # OPA refuses it at compile time (rego_recursion_error); regorus overflows its stack
+    found = engine.check({"bad.rego": V1 + "f(x) := f(x)\nresult := f(1)\n"})
+    assert [p.code for p in found] == ["eval_internal_error"] and "crashed" in found[0].message
+    assert decide(engine, "result := 5\n", {}) == 5
 
 
 def test_a_query_that_does_not_parse(engine: RegoEngine) -> None:

@@ -1,6 +1,6 @@
 """OPA in the twin (``twin.install_addon("opa")``, ``itbench twin serve --addon opa``): an OPA server
 whose REST API the twin serves beside its others (``Endpoints.opa_url``), evaluating with the
-rego-cpp engine of ``engine.py``.
+Rego engine of ``engine.py`` (regorus).
 
 A policy-only OPA, as ITBench's Rego track uses it (``opa eval`` on collected evidence, or the REST
 API): nothing in the cluster calls it (no admission control through OPA, no kube-mgmt replication of

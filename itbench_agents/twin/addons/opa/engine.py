@@ -1,19 +1,16 @@
-"""Rego evaluation on a real engine (rego-cpp through ``regopy``), with OPA's results and errors.
+"""Rego evaluation on a real engine (regorus, Microsoft's Rust Rego interpreter), with OPA's results
+and errors.
 
 ``RegoEngine().evaluate(modules, "data.check.result", input=...)`` answers what ``opa eval`` would:
 a :class:`QueryResult` (``defined`` / ``value``), or :class:`RegoError` carrying OPA-style errors
 (``code``, ``message``, ``file:row:col``). The engine runs in a worker process (``worker.py``) with a
 time limit and a memory limit: a policy that never terminates, or exhausts memory, or crashes the
-C++ engine is the policy's error (``eval_cancel_error`` / ``eval_internal_error``), never a hang or
-a crash of the caller.
+native engine is the policy's error (``eval_cancel_error`` / ``eval_internal_error``), never a hang
+or a crash of the caller.
 
-Where rego-cpp and OPA differ (measured by ``agreement.py``; the README lists each difference),
-this module bridges what it can without guessing:
-
-- a query that is a plain reference (``data.check.result``) is evaluated as ``x := <ref>``: rego-cpp
-  answers ``undefined`` for a reference whose value is ``false``, where OPA answers ``false``;
-- rego-cpp prints compile errors with their position instead of returning them: the worker captures
-  them and they become OPA's ``file:row: code: message`` form.
+Why regorus: on the corpus of ``tests/opa/agreement`` it answers as OPA does on all but the cases
+the README lists, where rego-cpp (``regopy`` 1.5.2), measured first, differed on 17 of 103
+comparisons — among them ITBench's own host-network check (``not`` inside ``every``).
 """
 
 from __future__ import annotations
@@ -33,12 +30,10 @@ from typing import Any
 DEFAULT_TIMEOUT_S = 10.0
 """The time limit of one evaluation (OPA has none by default; ``opa eval --timeout`` sets one)."""
 DEFAULT_MEMORY_BYTES = 2 * 1024**3
-"""The most resident memory the worker may hold while it evaluates (checked every 50 ms; rego-cpp's
-allocator reserves address space up front, so an address-space rlimit cannot be used)."""
+"""The most resident memory the worker may hold while it evaluates (checked every 50 ms; the native
+allocator may reserve address space up front, so an address-space rlimit is not used)."""
 _POLL_S = 0.05
 _NO_INPUT = object()
-_REF = re.compile(r"^\s*(data|input)(\.[A-Za-z_][A-Za-z0-9_]*|\[\s*(\"[^\"]*\"|\d+)\s*\])*\s*$")
-_BINDING = "__itbench_value__"
 
 
 @dataclass(frozen=True)
@@ -106,104 +101,58 @@ class QueryResult:
         return self.results[0]["expressions"][0]
 
 
-# rego-cpp's runtime messages, and the code OPA gives the same failure
-_EVAL_CODES = (
-    ("Recursion detected", "rego_recursion_error"),
-    ("Function not found", "rego_type_error"),
-    ("Unsafe", "rego_unsafe_var_error"),
+# regorus's messages, and the code OPA gives the same failure
+_CODES = (
+    ("is unsafe", "rego_unsafe_var_error"),
+    ("could not find function", "rego_type_error"),
+    ("recursi", "rego_recursion_error"),
+    ("rule conflicts with rule", "eval_conflict_error"),
+    ("conflict", "eval_conflict_error"),
+    ("divide by zero", "eval_builtin_error"),
+    ("could not parse", "eval_builtin_error"),
+    ("expects", "eval_type_error"),
 )
-_ERRMSG = re.compile(r"\(errormsg \d+:(.*?)\)\n", re.S)
-_PARSE_POS = re.compile(r"\(error \d+:([^|\n]*)\|(\d+)\|(\d+)")
+_LOCATION = re.compile(r"-->\s*(.*?):(\d+):(\d+)")
+_MESSAGE = re.compile(r"^error:\s*(.*)$", re.M)
 
 
-def _printed_problems(printed: str, code: str) -> list[RegoProblem]:
-    """The errors rego-cpp printed: a message line followed by ``-- file:row:col`` (or ``-- ``)."""
-    lines = printed.splitlines()
-    problems: list[RegoProblem] = []
-    for i, line in enumerate(lines):
-        if not line.startswith("-- ") and line != "--":
-            continue
-        msg = lines[i - 1].strip() if i > 0 else ""
-        if not msg or msg == "Errors:" or msg.startswith(("~", "----", "Pass ")) or msg == "wellformed_error":
-            continue
-        loc = line[3:].strip()
-        m = re.match(r"^(.*):(\d+):(\d+)$", loc)
-        if m:
-            problems.append(RegoProblem(code, msg, m.group(1), int(m.group(2)), int(m.group(3))))
-        else:
-            problems.append(RegoProblem(code, msg))
-    seen: set[RegoProblem] = set()
-    return [p for p in problems if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+def _regorus_problem(text: str, code: str | None, default_file: str = "") -> RegoProblem:
+    """One error from regorus's text (``--> file:row:col``, the source line, ``error: message``)."""
+    text = text.split("Stack backtrace:")[0]
+    loc = _LOCATION.search(text)
+    msg_m = _MESSAGE.search(text)
+    message = msg_m.group(1).strip() if msg_m else text.strip().splitlines()[-1] if text.strip() else "error"
+    if code is None:
+        code = next((c for needle, c in _CODES if needle in message), "eval_error")
+    if loc and loc.group(1).startswith("<query"):  # the query itself does not parse
+        return RegoProblem("rego_parse_error", message, "", int(loc.group(2)), int(loc.group(3)))
+    if loc:
+        return RegoProblem(code, message, loc.group(1), int(loc.group(2)), int(loc.group(3)))
+    return RegoProblem(code, message, default_file)
 
 
-def _offset_position(text: str, offset: int) -> tuple[int, int]:
-    before = text[:offset]
-    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
-
-
-def problems_from_reply(reply: dict[str, Any], modules: Mapping[str, str]) -> list[RegoProblem]:
+def problems_from_reply(reply: dict[str, Any]) -> list[RegoProblem]:
     """OPA-style errors from a worker reply that is not a result."""
     status = reply.get("status")
-    printed = str(reply.get("printed") or "")
+    error = str(reply.get("error") or "")
     if status == "parse":
-        found = _printed_problems(printed, "rego_parse_error")
-        if found:
-            return found
-        error = str(reply.get("error") or "")
-        msg = _ERRMSG.search(error)
-        pos = _PARSE_POS.search(error)
-        name = str(reply.get("module") or (pos.group(1) if pos else ""))
-        row, col = _offset_position(modules.get(name, ""), int(pos.group(2))) if pos else (0, 0)
-        return [RegoProblem("rego_parse_error", msg.group(1) if msg else error.strip(), name, row, col)]
-    if status == "query":
-        return _printed_problems(printed, "rego_parse_error") or [
-            RegoProblem("rego_parse_error", str(reply.get("error") or "").strip())
-        ]
-    if status == "ok":  # an error term in place of a result
-        output = str(reply.get("output") or "")
-        if "Pass parse failed" in printed:  # the query itself did not parse
-            printed = printed[: printed.index("Pass parse failed")]
-            return _printed_problems(printed, "rego_parse_error") or [
-                RegoProblem("rego_parse_error", "the query does not parse")
-            ]
-        code = "rego_compile_error" if "Pass " in printed else "eval_error"
-        found = _printed_problems(printed, code)
-        if found:
-            return found
-        msg = _ERRMSG.search(output)
-        if msg:
-            text = msg.group(1).strip()
-            code = next((c for prefix, c in _EVAL_CODES if text.startswith(prefix)), "eval_error")
-            return [RegoProblem(code, text)]
-        return [RegoProblem("eval_error", "evaluation failed (rego-cpp reported an error without detail)")]
+        return [_regorus_problem(error, "rego_parse_error", str(reply.get("module") or ""))]
+    if status == "eval":
+        return [_regorus_problem(error, None)]
     if status in ("timeout", "memory"):
-        return [RegoProblem("eval_cancel_error", str(reply.get("error")))]
-    return [RegoProblem("eval_internal_error", str(reply.get("error") or "the Rego engine failed"))]
+        return [RegoProblem("eval_cancel_error", error)]
+    return [RegoProblem("eval_internal_error", error or "the Rego engine failed")]
 
 
-def _parse_output(output: str, query: str, wrapped: bool) -> QueryResult | None:
-    """A result from rego-cpp's output string; None when the output is an error term."""
-    if output == "undefined":
-        return QueryResult(query)
-    try:
-        doc = json.loads(output)
-    except json.JSONDecodeError:
-        return None
-    rows = doc if isinstance(doc, list) else [doc]
+def _parse_output(output: Any, query: str) -> QueryResult:
+    """A result from OPA's result JSON (``{"result": [{"expressions": [{"value": ...}], "bindings"}]}``)."""
+    rows = output.get("result") if isinstance(output, dict) else None
     results = []
-    for row in rows:
-        if not isinstance(row, dict):
-            return None
-        bindings = dict(row.get("bindings") or {})
-        if wrapped:
-            if _BINDING not in bindings:
-                continue
-            results.append({"expressions": [bindings.pop(_BINDING)]})
-        else:
-            out: dict[str, Any] = {"expressions": list(row.get("expressions") or [])}
-            if bindings:
-                out["bindings"] = bindings
-            results.append(out)
+    for row in rows or []:
+        out: dict[str, Any] = {"expressions": [ex.get("value") for ex in row.get("expressions") or []]}
+        if row.get("bindings"):
+            out["bindings"] = row["bindings"]
+        results.append(out)
     return QueryResult(query, results)
 
 
@@ -238,28 +187,30 @@ class RegoEngine:
         input: Any = _NO_INPUT,  # noqa: A002 - OPA's name
         data: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
+        v0_compatible: bool = False,
     ) -> QueryResult:
         """Evaluate ``query`` over ``modules`` (file name → Rego text), base ``data`` and ``input``
-        (absent: ``input`` is undefined, as ``opa eval`` without ``--input``)."""
-        wrapped = bool(_REF.match(query))
+        (absent: ``input`` is undefined, as ``opa eval`` without ``--input``); ``v0_compatible``
+        reads Rego v0 syntax, as ``opa eval --v0-compatible``."""
         request: dict[str, Any] = {
             "modules": dict(modules),
             "data": dict(data) if data is not None else None,
-            "query": f"{_BINDING} := {query.strip()}" if wrapped else query,
+            "query": query,
         }
+        if v0_compatible:
+            request["v0"] = True
         if input is not _NO_INPUT:
             request["input"] = input
         reply = self._call(request, self.timeout_s if timeout_s is None else timeout_s)
         if reply.get("status") == "ok":
-            result = _parse_output(str(reply.get("output")), query, wrapped)
-            if result is not None:
-                return result
-        raise RegoError(problems_from_reply(reply, modules))
+            return _parse_output(reply.get("output"), query)
+        raise RegoError(problems_from_reply(reply))
 
     def check(self, modules: Mapping[str, str]) -> list[RegoProblem]:
         """Parse and compile ``modules`` (``opa check``): the errors found, empty when they compile.
-        rego-cpp compiles when it evaluates, so every package document is evaluated once with no
-        input; errors of evaluation itself (a builtin's failure on absent input) are not reported."""
+        regorus checks some things (safety, functions) only when it evaluates, so every package
+        document is evaluated once with no input; errors of evaluation itself (a builtin's failure,
+        a conflict) are not reported, a crash of the engine is."""
         packages = sorted({m.group(1) for text in modules.values() for m in _PACKAGE.finditer(text)})
         try:
             if packages:
@@ -268,7 +219,7 @@ class RegoEngine:
             else:
                 self.evaluate(modules, "data")
         except RegoError as e:
-            return [p for p in e.problems if p.code.startswith("rego_")]
+            return [p for p in e.problems if p.code.startswith("rego_") or p.code == "eval_internal_error"]
         return []
 
     def close(self) -> None:
@@ -343,8 +294,8 @@ def _crash_message(code: int) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        return f"the Rego engine (rego-cpp) crashed ({name}); a deep recursion or exhausted memory does this"
-    return f"the Rego engine (rego-cpp) exited with code {code}"
+        return f"the Rego engine (regorus) crashed ({name}); a recursive rule or exhausted memory does this"
+    return f"the Rego engine (regorus) exited with code {code}"
 
 
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)

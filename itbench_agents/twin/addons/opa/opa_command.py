@@ -15,7 +15,7 @@ Subcommands and flags, as OPA's:
 - ``opa check [--format pretty|json] PATH...``: parse and compile;
 - ``opa version``.
 
-Not served: ``opa fmt`` (rego-cpp has no formatter: the command says so and exits 1), ``opa run``,
+Not served: ``opa fmt`` (regorus has no formatter: the command says so and exits 1), ``opa run``,
 ``opa test``, ``opa build`` and bundles.
 """
 
@@ -31,7 +31,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-VERSION = "itbench twin (Rego on rego-cpp via regopy; OPA's CLI, a subset)"
+VERSION = "itbench twin (Rego on regorus; OPA's CLI, a subset)"
 
 
 def _die(message: str, code: int = 1) -> int:
@@ -160,6 +160,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         modules, data = load_paths(args.data or [])
         body: dict[str, Any] = {"modules": modules, "data": data, "query": args.query}
+        if args.v0_compatible:
+            body["v0_compatible"] = True
         if args.stdin_input:
             body["input"] = json.loads(sys.stdin.read())
         elif args.input:
@@ -215,7 +217,9 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--fail", action="store_true", help="exit 1 when the result is undefined")
     ev.add_argument("--fail-defined", action="store_true", help="exit 1 when the result is defined")
     ev.add_argument("--timeout", help="evaluation time limit (e.g. 10s)")
-    ev.add_argument("--v0-compatible", action="store_true", help="accepted; rego-cpp reads v0 and v1")
+    ev.add_argument(
+        "--v0-compatible", action="store_true", help="read Rego v0 syntax (rules without if/contains)"
+    )
     ev.add_argument("--v1-compatible", action="store_true", help="accepted; the default")
     ch = sub.add_parser("check", help="Check Rego source files")
     ch.add_argument("paths", nargs="+")
@@ -239,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Version: {VERSION}")
         return 0
     return _die(
-        "opa fmt: not available in this environment (the twin's Rego engine, rego-cpp, has no formatter)"
+        "opa fmt: not available in this environment (the twin's Rego engine, regorus, has no formatter)"
     )
 
 

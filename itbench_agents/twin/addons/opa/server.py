@@ -15,7 +15,8 @@ Served routes, with OPA's status codes and bodies:
 
 One route is the twin's own, for the agent's ``opa`` command (``opa_command.py``), which evaluates
 files the way ``opa eval`` does without touching the server's policies:
-``POST /v1/itbench/eval {"modules": {name: text}, "data": {...}, "input": ..., "query": "..."}``
+``POST /v1/itbench/eval {"modules": {name: text}, "data": {...}, "input": ..., "query": "...",
+"v0_compatible": false}``
 → ``{"result": [...]}`` as ``opa eval --format json`` prints it, or ``400 {"errors": [...]}``; and
 ``POST /v1/itbench/check {"modules": {...}}`` → ``{"errors": [...]}`` (empty when they compile).
 """
@@ -210,11 +211,14 @@ class OpaApi:
         if data is not None and not isinstance(data, dict):
             return _error(400, "invalid_parameter", "data must be an object")
         engine: RegoEngine = self.store.engine
+        v0 = bool(body.get("v0_compatible"))
         try:
             if "input" in body:
-                result = engine.evaluate(modules, body["query"], input=body["input"], data=data)
+                result = engine.evaluate(
+                    modules, body["query"], input=body["input"], data=data, v0_compatible=v0
+                )
             else:
-                result = engine.evaluate(modules, body["query"], data=data)
+                result = engine.evaluate(modules, body["query"], data=data, v0_compatible=v0)
         except RegoError as e:
             return Response.json({"errors": [p.to_json() for p in e.problems], "message": str(e)}, 400)
         return Response.json(_expressions_json(result))

@@ -35,7 +35,7 @@ def package_of(raw: str) -> str:
 
 def module_ast(raw: str) -> dict[str, Any]:
     """The parts of OPA's module AST that clients read (``opa-python-client``'s ``get_policies_info``):
-    the package path and each rule's head name. rego-cpp exposes no AST, so these come from the text
+    the package path and each rule's head name. regorus's AST is not OPA's, so these come from the text
     (top-level lines only); the rest of OPA's AST is not reproduced."""
     pkg = package_of(raw)
     path = [{"type": "var", "value": "data"}] + [{"type": "string", "value": p} for p in pkg.split(".") if p]
