@@ -10,9 +10,13 @@
    one process. Target < 2 min on 2 cores.
 5. CISO episodes through the harness (oracle, noop, ciso-catalogue on every scenario): wall time
    and per-episode median.
+6. Rego decisions per second (issue 29): ITBench's `data.check.result` over a 100-pod kubectl list,
+   through the twin's engine (regorus in its worker process, time and memory limits, a fresh
+   engine per decision), beside regorus called in this process (no isolation) as the baseline.
 
     uv run python benchmarks/policy.py                       # both, policies from ../shared
     uv run python benchmarks/policy.py --resources 200 --repeat 1
+    uv run python benchmarks/policy.py --only rego
 """
 
 from __future__ import annotations
@@ -124,7 +128,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--resources", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", choices=["rego"], help="run one benchmark")
     args = ap.parse_args()
+    if args.only == "rego":
+        rego_numbers()
+        return
 
     policies = load_policies(30)
     resources = make_resources(args.resources)
@@ -154,6 +162,53 @@ def main() -> None:
     addon_numbers(policies, fifty, resources)
     ciso_validation()
     ciso_episodes()
+    rego_numbers()
+
+
+HOST_NETWORK_REGO = """package check
+import rego.v1
+
+default result := false
+
+result if {
+  every pod in input.items {
+    not pod.spec.hostNetwork
+  }
+}
+"""
+
+
+def rego_numbers(seconds: float = 3.0) -> None:
+    import json
+
+    import regorus
+
+    from itbench_agents.twin.addons.opa.engine import RegoEngine
+
+    pods = {"items": [{"metadata": {"name": f"p{i}"}, "spec": {"hostNetwork": i == 99}} for i in range(100)]}
+    modules = {"policy.rego": HOST_NETWORK_REGO}
+    engine = RegoEngine()
+    try:
+        assert engine.evaluate(modules, "data.check.result", input=pods).value is False  # warm, and right
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            engine.evaluate(modules, "data.check.result", input=pods)
+            n += 1
+        ours = n / (time.perf_counter() - t0)
+    finally:
+        engine.close()
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        e = regorus.Engine()
+        e.add_policy("policy.rego", HOST_NETWORK_REGO)
+        e.set_input_json(json.dumps(pods))
+        json.loads(e.eval_query_as_json("data.check.result"))
+        n += 1
+    direct = n / (time.perf_counter() - t0)
+    print(
+        f"Rego decisions (data.check.result over 100 pods): {ours:.0f}/s through the twin's engine; "
+        f"baseline in this process, regorus called directly: {direct:.0f}/s ({direct / ours:.2f}x)"
+    )
 
 
 def ciso_validation() -> None:

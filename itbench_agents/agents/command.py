@@ -93,7 +93,6 @@ class CommandAgent:
             "LOKI_URL": ep.loki_url or "",
             "JAEGER_URL": ep.jaeger_url or "",
             "ALERTMANAGER_URL": ep.alertmanager_url or "",
-            "OPA_URL": ep.opa_url or "",
             "ITBENCH_WORKDIR": str(work),
             "ITBENCH_TASK": task.goal,
             "ITBENCH_NAMESPACES": ",".join(task.namespaces),
@@ -115,6 +114,8 @@ class CommandAgent:
         out_file = work / "agent_output.json"
         env = scrubbed_env({**self.environment(task, events_file), MARKER: marker}, home=work)
         binds = list(self.binds)
+        if task.endpoints.opa_url:  # only where the scenario runs an OPA
+            env["OPA_URL"] = task.endpoints.opa_url
         if install_commands(task.endpoints, bin_dir):
             env["PATH"] = f"{bin_dir}:{env['PATH']}"
             binds.append(str(bin_dir))

@@ -106,7 +106,12 @@ def _agent(tmp_path: Path, name: str, script: str) -> AgentSpec:
 @needs_kubectl
 def test_command_agents_with_the_real_kubectl(tmp_path: Path, catalogue: Catalogue) -> None:
     """What an agent leaves in the cluster is what is scored; its credential cannot do more."""
-    right = _agent(tmp_path, "right", f"kubectl apply -f - <<'EOF'\n{RIGHT_POLICY}EOF\n")
+    right = _agent(
+        tmp_path,
+        "right",
+        f"kubectl apply -f - <<'EOF'\n{RIGHT_POLICY}EOF\n"
+        "echo '{\"n\": 1}' | opa eval -I 'input.n + 1' -f raw > opa.txt\n",  # OPA runs beside Kyverno
+    )
     deny_all = _agent(tmp_path, "deny-all", f"kubectl apply -f - <<'EOF'\n{DENY_ALL}EOF\n")
     tamper = _agent(  # make the workload compliant instead of writing a policy, and stop Kyverno
         tmp_path,
@@ -119,6 +124,8 @@ def test_command_agents_with_the_real_kubectl(tmp_path: Path, catalogue: Catalog
     )
     recs = {r.agent: r for r in _run(tmp_path, catalogue, [right, deny_all, tamper], [HOST_NETWORK])}
     assert _strict(recs["right"]) == 1.0, recs["right"].scores
+    work = tmp_path / "run" / "episodes" / recs["right"].episode_id / "work"
+    assert (work / "opa.txt").read_text() == "2\n", (work / "agent_stderr.log").read_text()
     deny = recs["deny-all"].scores
     assert (
         deny["detected"].value == 1.0

@@ -1,5 +1,5 @@
-"""A CISO scenario's cluster: the twin with Kyverno installed and running, the scenario's namespace,
-and one variant of its workload (``violating`` or ``compliant``)."""
+"""A CISO scenario's cluster: the twin with Kyverno installed and running and an OPA beside it, the
+scenario's namespace, and one variant of its workload (``violating`` or ``compliant``)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ def bring_up(scenario: CisoScenario, variant: Variant = "violating", *, seed: in
 
 
 def start_cluster(scenario: CisoScenario, *, seed: int = 0, clock: Clock | None = None) -> Twin:
-    """The twin with Kyverno running and, for ``kyverno-update``, the policies in force before the
-    agent starts."""
+    """The twin with Kyverno running, an OPA beside it (its REST API and the agents' ``opa``
+    command), and, for ``kyverno-update``, the policies in force before the agent starts."""
     twin = Twin(seed=seed, clock=clock)
     twin.install_addon("kyverno")
+    twin.install_addon("opa")
     twin.advance(KYVERNO_START_S)
     if scenario.existing:
         with twin.lock:

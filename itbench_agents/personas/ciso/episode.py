@@ -1,6 +1,7 @@
 """A CISO episode's environment, in the harness's lifecycle (``harness/environment.py``):
 
-    deploy   the twin with Kyverno running (and, for ``kyverno-update``, the policies in force)
+    deploy   the twin with Kyverno running and an OPA beside it (and, for ``kyverno-update``, the
+             policies in force)
     inject   the scenario's namespace and its violating workload
     task     the goal (the paper's template) and a credential that may read the cluster and write
              Kyverno policies, nothing else (``access.py``)
@@ -97,7 +98,11 @@ class CisoEnvironment:
         )
         kubeconfig.chmod(0o600)
         # as the SRE task's: kubectl reads the https server of the kubeconfig, HTTP clients kube_url
-        endpoints = Endpoints(kubeconfig=str(kubeconfig.resolve()), kube_url=self.twin.endpoints.kube_url)
+        endpoints = Endpoints(
+            kubeconfig=str(kubeconfig.resolve()),
+            kube_url=self.twin.endpoints.kube_url,
+            opa_url=self.twin.endpoints.opa_url,  # command agents get `opa` on PATH with OPA_URL
+        )
         endpoints.write(self.workdir / "endpoints.json")
         start_agent_turn(self.twin, limits.wall_time_s)
         return Task(

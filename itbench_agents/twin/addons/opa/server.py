@@ -102,7 +102,7 @@ class OpaApi:
                 return self._eval(req)
             if path == "/v1/itbench/check" and req.method == "POST":
                 return self._check(req)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
             return _error(400, "invalid_parameter", f"body contains malformed input document: {e}")
         return Response.text("404 page not found\n", 404)
 
