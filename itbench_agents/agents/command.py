@@ -18,14 +18,12 @@ exits, every process it started is killed. It must write its diagnosis to ``agen
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shlex
 import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -42,6 +40,7 @@ from .sandbox import (
     kill_tree,
     resolve_mode,
     scrubbed_env,
+    start_process,
 )
 
 
@@ -142,7 +141,7 @@ class CommandAgent:
         start = time.perf_counter()
         try:
             with (work / "agent_stdout.log").open("wb") as so, (work / "agent_stderr.log").open("wb") as se:
-                proc = _start(argv, options, cwd=work, env=env, stdout=so, stderr=se)
+                proc = start_process(argv, options, cwd=work, env=env, stdout=so, stderr=se)
                 try:
                     rc = proc.wait(timeout=task.limits.wall_time_s)
                 except subprocess.TimeoutExpired:
@@ -176,21 +175,6 @@ class CommandAgent:
             diagnosis_time_s=elapsed if diagnosis else None,
             extra={"exit_code": rc, "sandbox": mode},
         )
-
-
-def _start(argv: list[str], options: bytes, **kw: Any) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in a new session; ``options`` (bwrap's ``--args`` data) go through a pipe."""
-    if not options:
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
-    r, w = os.pipe()
-    try:
-        argv = [a.replace("{fd}", str(r)) for a in argv]
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(r,), **kw)
-    finally:
-        os.close(r)
-    with os.fdopen(w, "wb") as fh:
-        fh.write(options)
-    return proc
 
 
 def make_agent(config: AgentConfig) -> CommandAgent:

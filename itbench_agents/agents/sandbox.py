@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 SandboxMode = Literal["auto", "require", "bwrap", "none"]
 """``require`` and ``bwrap`` are one mode: the sandbox or no run."""
@@ -173,6 +173,22 @@ def hidden_options(argv: list[str]) -> tuple[list[str], bytes]:
     cut = argv.index("--")
     options = argv[1:cut]
     return [argv[0], "--args", "{fd}", *argv[cut:]], b"".join(o.encode() + b"\0" for o in options)
+
+
+def start_process(argv: list[str], options: bytes, **kw: Any) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (a command, or ``hidden_options``' bwrap line) in a new session; ``options``
+    (bwrap's ``--args`` data) go through a pipe."""
+    if not options:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    r, w = os.pipe()
+    try:
+        argv = [a.replace("{fd}", str(r)) for a in argv]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(r,), **kw)
+    finally:
+        os.close(r)
+    with os.fdopen(w, "wb") as fh:
+        fh.write(options)
+    return proc
 
 
 def harness_paths() -> list[Path]:

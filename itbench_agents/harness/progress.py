@@ -56,7 +56,9 @@ class BatchProgress:
         ).strip()
         self.progress.update(self.task, advance=1, description=desc)
         if not self.console.is_terminal and rec.persona != "sre":
-            marks = " ".join(f"{k} {'✓' if v.passed else '✗'}" for k, v in rec.scores.items())
+            marks = " ".join(  # the persona's common scores (a class's own names alias them)
+                f"{k} {'✓' if v.passed else '✗'}" for k, v in list(rec.scores.items())[:5]
+            )
             self.console.print(f"{rec.episode_id}: {rec.termination} {marks}".rstrip(), highlight=False)
         elif not self.console.is_terminal:
             d = "✓" if rec.diagnosis and rec.diagnosis.correct else "✗"

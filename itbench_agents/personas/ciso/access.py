@@ -1,6 +1,7 @@
 """What a CISO agent's credential may do (issue 28): read the cluster to collect evidence — workloads,
-RBAC, policies, reports; no Secrets — and create, edit or delete Kyverno ClusterPolicies and Policies.
-Nothing else is writable: not the injected workloads, not PolicyExceptions, not Kyverno itself.
+RBAC, policies, reports; no Secrets — and, in the Kyverno classes, create, edit or delete Kyverno
+ClusterPolicies and Policies. Nothing else is writable: not the injected workloads, not
+PolicyExceptions, not Kyverno itself. A ``k8s-opa`` agent only reads (its answer is files).
 
 These are the rules; the harness provisions them (``harness.access.grant_access``) as a ClusterRole
 bound to the agent's ServiceAccount, through the public API, so they hold on a live cluster too.
@@ -23,14 +24,28 @@ GROUPS_READABLE = [
 ]  # fmt: skip
 
 
-def ciso_cluster_rules() -> list[dict[str, Any]]:
+SELF_REVIEW = {
+    "apiGroups": ["authorization.k8s.io"],
+    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+    "verbs": ["create"],
+}
+
+
+def read_rules() -> list[dict[str, Any]]:
+    """Read what evidence needs (no Secrets), nothing else."""
     return [
         {"apiGroups": [""], "resources": CORE_READABLE, "verbs": READ},
         {"apiGroups": GROUPS_READABLE, "resources": ["*"], "verbs": READ},
+    ]
+
+
+def ciso_cluster_rules(task_class: str = "kyverno") -> list[dict[str, Any]]:
+    """The agent's rules for a scenario class: ``k8s-opa`` reads only; the Kyverno classes also
+    write Kyverno policies."""
+    if task_class == "k8s-opa":
+        return [*read_rules(), SELF_REVIEW]
+    return [
+        *read_rules(),
         {"apiGroups": ["kyverno.io"], "resources": ["clusterpolicies", "policies"], "verbs": WRITE},
-        {
-            "apiGroups": ["authorization.k8s.io"],
-            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-            "verbs": ["create"],
-        },
+        SELF_REVIEW,
     ]

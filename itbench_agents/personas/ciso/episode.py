@@ -36,6 +36,7 @@ from ...twin.clock import VirtualClock
 from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from .access import ciso_cluster_rules
 from .environment import place_workload, start_cluster
+from .rego_score import RegoScore, find_answer, rego_scores, score_rego
 from .score import PolicyScore, cluster_policies, policy_generated, score_policies
 from .spec import CisoScenario
 
@@ -56,6 +57,7 @@ class CisoEnvironment:
         self.api: KubeApi | None = None
         self.token: str | None = None
         self.policy_score: PolicyScore | None = None
+        self.rego_score: RegoScore | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
@@ -76,7 +78,7 @@ class CisoEnvironment:
 
     def grant_access(self) -> None:
         assert self.api is not None
-        self.token = grant_access(self.api, AGENT_SA, ciso_cluster_rules())
+        self.token = grant_access(self.api, AGENT_SA, ciso_cluster_rules(self.scenario.task_class))
 
     def task(self, limits: Limits) -> Task:
         """The goal names the agent's kubeconfig; from now on the twin follows wall time and the
@@ -106,7 +108,7 @@ class CisoEnvironment:
         endpoints.write(self.workdir / "endpoints.json")
         start_agent_turn(self.twin, limits.wall_time_s)
         return Task(
-            goal=self.scenario.goal(str(kubeconfig.resolve())),
+            goal=self.scenario.goal(str(kubeconfig.resolve()), str(self.workdir)),
             kind="compliance",
             persona="ciso",
             endpoints=endpoints,
@@ -131,6 +133,15 @@ class CisoEnvironment:
         """Execute the policies the agent left (read with the harness's credential) on fresh
         environments; the agent's own cluster is never trusted for the verdict."""
         assert self.api is not None
+        if self.scenario.task_class == "k8s-opa":  # the answer is files: executed on fresh environments
+            script, policy, why = find_answer(self.workdir)
+            rego = (
+                score_rego(self.scenario, script, policy, seed=self.seed)
+                if script and policy
+                else RegoScore(False, why)
+            )
+            self.rego_score = rego
+            return rego_scores(rego)
         policies = cluster_policies(self.api)
         self.policy_score = result = score_policies(self.scenario, policies, seed=self.seed)
         generated = policy_generated(self.scenario, policies)

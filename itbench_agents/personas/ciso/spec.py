@@ -2,9 +2,11 @@
 workload that violates it, a compliant variant of the same workload, and the reference policy that
 only the oracle and validation see.
 
-The paper's classes (ITBench §3.1): ``kyverno`` (write a new Kyverno policy for the control) and
+The paper's classes (ITBench §3.1): ``kyverno`` (write a new Kyverno policy for the control),
 ``kyverno-update`` (edit the deployed ClusterPolicies — ``existing`` — so that the one named ``edit``
-also enforces the control, without creating, renaming or changing the others).
+also enforces the control, without creating, renaming or changing the others) and ``k8s-opa`` (write
+a kubectl script that collects the evidence into ``collected_data.json`` and a Rego policy whose
+``data.check.result`` is false on a violation; the reference is ``fetcher`` + ``rego``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,23 @@ KYVERNO_GOAL = (
     "The cluster's kubeconfig is at `{kubeconfig}`.\n"
 )
 
+# the paper's K8s-OPA goal, composed from its published fragments (itbench.md §3.3) in the Kyverno
+# template's frame; the Rego convention (package check, rule result) and the namespace are stated
+# because the evaluator depends on them (ITBench's agent gets them from its tool prompts)
+K8S_OPA_GOAL = (
+    "I would like to check if the following condition is satisfiled, given a Kubernetes cluster with "
+    "`kubeconfig.yaml`\n    {control}\n\nTo check the condition, do the following steps.\n"
+    "- get related resource(s) on the cluster by kubectl command\n"
+    "- chcek if the conditions are satisfied by OPA Rego policy\n\n"
+    "for those steps, you need to create an OPA Rego policy `policy.rego` (package `check`, a rule "
+    "`result` that is true when the condition is satisfied and false when it is not). Also, save the "
+    "kubectl command as `script.sh`; it must write the collected resources to `collected_data.json`, "
+    "which is the policy's input. Remove any kubeconfig configuration (e.g. --kubeconfig args) from "
+    "the script: it runs with $KUBECONFIG set. The workloads to check are in namespace `{namespace}`.\n\n"
+    "The cluster's kubeconfig is at `{kubeconfig}`. Save `script.sh`, `policy.rego` and "
+    "`collected_data.json` in `{workdir}`.\n"
+)
+
 UPDATE_GOAL = (
     "Currently, the following Kyverno policies are deployed in the cluster:\n{policies}\n\n"
     "Please edit them to meet additional security requirements. Please avoid creating new policy "
@@ -41,7 +60,7 @@ class CisoScenario(BaseModel):
 
     id: str
     persona: Literal["ciso"] = "ciso"
-    task_class: Literal["kyverno", "kyverno-update"] = Field(alias="class")
+    task_class: Literal["kyverno", "kyverno-update", "k8s-opa"] = Field(alias="class")
     name: str
     description: str
     cis: list[str] = Field(min_length=1)
@@ -54,9 +73,14 @@ class CisoScenario(BaseModel):
     compliant: list[Obj] = Field(min_length=1)
     """The same workload(s), compliant (plus any object that makes them so, e.g. a NetworkPolicy):
     a right policy reports no failure for them."""
-    reference: list[Obj] = Field(min_length=1)
+    reference: list[Obj] = Field(default_factory=list)
     """The reference Kyverno policy documents (oracle and validation only); for ``kyverno-update``
-    the edited policy, which replaces the existing one of the same name."""
+    the edited policy, which replaces the existing one of the same name. Empty for ``k8s-opa``."""
+    fetcher: str | None = None
+    """``k8s-opa``: the reference ``script.sh`` (kubectl, no kubeconfig arguments) that writes
+    ``collected_data.json`` (oracle and validation only)."""
+    rego: str | None = None
+    """``k8s-opa``: the reference ``policy.rego`` (``package check``; ``result`` false on a violation)."""
     existing: list[Obj] = Field(default_factory=list)
     """``kyverno-update``: the ClusterPolicies deployed before the agent starts."""
     edit: str | None = None
@@ -97,6 +121,17 @@ class CisoScenario(BaseModel):
             raise ValueError(
                 f"violating needs a workload ({', '.join(WORKLOAD_KINDS)}): the scorer reads its reports"
             )
+        if self.task_class == "k8s-opa":
+            if self.reference or not self.fetcher or not self.rego:
+                raise ValueError(
+                    "a k8s-opa scenario's reference is `fetcher` and `rego`, not policy documents"
+                )
+            if "--kubeconfig" in self.fetcher:
+                raise ValueError("the reference fetcher must not name a kubeconfig (the goal forbids it)")
+        elif not self.reference or self.fetcher or self.rego:
+            raise ValueError(
+                "a Kyverno scenario's reference is Kyverno policy documents (no fetcher or rego)"
+            )
         for doc in [*self.reference, *self.existing]:
             if doc.get("apiVersion") != "kyverno.io/v1" or doc.get("kind") not in ("ClusterPolicy", "Policy"):
                 raise ValueError(
@@ -119,7 +154,11 @@ class CisoScenario(BaseModel):
             return list(self.reference)
         return [self.reference[0] if _name(d) == self.edit else d for d in self.existing]
 
-    def goal(self, kubeconfig: str) -> str:
+    def goal(self, kubeconfig: str, workdir: str = ".") -> str:
+        if self.task_class == "k8s-opa":
+            return K8S_OPA_GOAL.format(
+                control=self.control, kubeconfig=kubeconfig, namespace=self.namespace, workdir=workdir
+            )
         if self.task_class == "kyverno-update":
             deployed = "\n".join(f"- {_name(d)}" for d in self.existing)
             return UPDATE_GOAL.format(policies=deployed, control=self.control, kubeconfig=kubeconfig)

@@ -1,17 +1,22 @@
 """``itbench scenarios validate --suite ciso``: each CISO scenario proven on the twin — its reference
 policy is one Kyverno accepts, detects the violation on the violating workload, reports no failure
-on the compliant one, and without any policy nothing is detected (a noop agent scores zero)."""
+on the compliant one, and without any policy nothing is detected (a noop agent scores zero). For
+``k8s-opa``: the reference script collects JSON on both variants, the reference policy says false on
+the violating one and true on the compliant one, and neither constant answer passes both."""
 
 from __future__ import annotations
 
 from ...scenario.validate import Check, ValidationResult
 from .environment import bring_up, reports
 from .posture import assess
+from .rego_score import score_rego
 from .score import score_policies
 from .spec import CisoScenario
 
 
 def validate_ciso(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
+    if scenario.task_class == "k8s-opa":
+        return validate_k8s_opa(scenario, seed)
     out = ValidationResult(scenario.id)
     nothing = assess(reports(bring_up(scenario, "violating", seed=seed)), scenario.targets())
     out.checks.append(
@@ -46,4 +51,38 @@ def validate_ciso(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
     out.checks.append(
         Check("reference reports the compliant workload and finds no failure", ref.compliant_clean, detail)
     )
+    return out
+
+
+def validate_k8s_opa(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
+    out = ValidationResult(scenario.id)
+    ref = score_rego(scenario, scenario.fetcher, scenario.rego, seed=seed)
+    v, c = ref.violating, ref.compliant
+    out.checks.append(
+        Check(
+            "reference script collects JSON",
+            ref.fetch_generates_data and bool(c and c.data_ok),
+            v.why if v else "",
+        )
+    )
+    out.checks.append(
+        Check(
+            "reference policy says false on the violating workload",
+            ref.violation_detection,
+            v.why if v else "",
+        )
+    )
+    out.checks.append(
+        Check(
+            "reference policy says true on the compliant workload",
+            ref.compliance_validation,
+            c.why if c else "",
+        )
+    )
+    for constant in ("false", "true"):
+        rego = f"package check\nimport rego.v1\nresult := {constant}\n"
+        blind = score_rego(scenario, scenario.fetcher, rego, seed=seed)
+        out.checks.append(
+            Check(f"a policy that always says {constant} does not pass both", not blind.strict, "")
+        )
     return out
