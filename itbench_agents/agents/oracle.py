@@ -131,8 +131,10 @@ def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> A
 
     from ..scenario.kubeapi import KubeApiError
 
-    if scenario.task_class == "k8s-opa":
-        return write_reference_files(scenario, task, events)
+    if scenario.task_class == "k8s-opa":  # the reference files, written and run as an agent would
+        from .rego_answer import leave_rego_answer
+
+        return leave_rego_answer(task, scenario.fetcher, scenario.rego, events)
     api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
     actions = []
     for doc in scenario.final_reference():
@@ -157,25 +159,6 @@ def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> A
         yaml.safe_dump_all(scenario.final_reference(), sort_keys=False)
     )
     return AgentOutput(mitigation_actions=actions, steps=len(actions))
-
-
-def write_reference_files(scenario: Any, task: Task, events: EventSink) -> AgentOutput:
-    """A ``k8s-opa`` scenario: write the reference ``script.sh`` and ``policy.rego`` into the work
-    folder and run the script with the agent's credential, as an agent would."""
-    import subprocess
-
-    work = Path(task.workdir)
-    (work / "script.sh").write_text(scenario.fetcher)
-    (work / "policy.rego").write_text(scenario.rego)
-    events({"type": "tool_call", "tool": "shell", "args": {"command": "bash script.sh"}})
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "KUBECONFIG": task.endpoints.kubeconfig}
-    r = subprocess.run(
-        ["bash", "script.sh"], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    events({"type": "observation", "tool": "shell", "content": f"exit {r.returncode} {r.stderr[-500:]}"})
-    return AgentOutput(
-        mitigation_actions=["wrote script.sh and policy.rego", f"ran script.sh: exit {r.returncode}"], steps=1
-    )
 
 
 def make_agent(config: AgentConfig) -> OracleAgent:

@@ -142,6 +142,20 @@ for _name, _what in (
     )
 
 
+for _name, _what in (
+    ("rego-always-false", "k8s-opa: a policy that always says false"),
+    ("rego-always-true", "k8s-opa: a policy that always says true"),
+    ("rego-nonempty", "k8s-opa: a policy that says false whenever anything was fetched"),
+    ("rego-constant-data", "k8s-opa: the catalogue's policy on a constant file, not the cluster"),
+):
+    register(
+        f"audit-ciso-{_name}",
+        f"itbench_agents.agents.audit.ciso_rego:make_{_name.replace('-', '_')}",
+        f"CISO audit strategy (blind): {_what}",
+        personas=("ciso",),
+    )
+
+
 class UnknownAgentError(KeyError):
     def __str__(self) -> str:
         return str(self.args[0])

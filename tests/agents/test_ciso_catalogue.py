@@ -73,3 +73,33 @@ def test_episodes_of_both_classes_and_of_an_unknown_control(tmp_path: Path) -> N
     lost = recs["ciso/kyverno-unknown-control-v1"]
     assert lost.termination == "submitted" and lost.scores["strict"].value == 0.0
     assert "no policy deployed" in lost.scores["detected"].explanation
+
+
+def _k8s_opa_answer(scenario_id: str) -> tuple[str, str]:
+    from itbench_agents.agents.ciso_catalogue import rego_answer
+
+    s = next(x for x in ciso_library() if x.id == scenario_id)
+    entry = best_entry(control_text(s.goal("/w/kubeconfig", "/w")))
+    assert entry is not None
+    answer = rego_answer(entry, s.namespace)
+    assert answer is not None and "--kubeconfig" not in answer[0]
+    return answer
+
+
+def test_k8s_opa_answers_from_the_goal_alone() -> None:
+    from itbench_agents.personas.ciso.rego_score import score_rego
+
+    s = next(x for x in ciso_library() if x.id == "ciso/k8s-opa-privileged-v1")
+    assert score_rego(s, *_k8s_opa_answer(s.id)).strict
+
+
+@pytest.mark.slow
+def test_k8s_opa_library_upper_bound_of_retrieval() -> None:
+    from itbench_agents.personas.ciso.rego_score import score_rego
+
+    missed = [
+        s.id
+        for s in ciso_library()
+        if s.task_class == "k8s-opa" and not score_rego(s, *_k8s_opa_answer(s.id)).strict
+    ]
+    assert missed == []

@@ -11,11 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from itbench_agents.agents.audit.ciso import STRATEGIES
-from itbench_agents.personas.ciso.audit import CisoAudit, audit_direct, run_ciso_audit
+from itbench_agents.agents.audit.ciso_rego import REGO_STRATEGIES
+from itbench_agents.personas.ciso.audit import ALL_STRATEGIES, CisoAudit, audit_direct, run_ciso_audit
 from itbench_agents.personas.ciso.library import ciso_library
 
 LIBRARY = ciso_library()
-PAIR = ["ciso/kyverno-host-path-v1", "ciso/kyverno-update-seccomp-v1"]
+PAIR = ["ciso/kyverno-host-path-v1", "ciso/kyverno-update-seccomp-v1", "ciso/k8s-opa-host-path-v1"]
 
 
 @pytest.mark.slow
@@ -24,19 +25,25 @@ def test_no_blind_strategy_scores_strict_anywhere_in_the_library() -> None:
     assert res.ok, res.problems()
     new = {s.id for s in LIBRARY if s.task_class == "kyverno"}
     update = {s.id for s in LIBRARY if s.task_class == "kyverno-update"}
+    opa = {s.id for s in LIBRARY if s.task_class == "k8s-opa"}
     for name, (_, everywhere) in STRATEGIES.items():
         assert set(res.tallies[name].applicable) == (new | update if everywhere else update), name
+    for name in REGO_STRATEGIES:
+        assert set(res.tallies[name].applicable) == opa, name
     # the paper's pass alone is fooled: a deny-everything policy "detects" every new-policy violation
     assert set(res.tallies["deny-everything"].detected) == new
     assert set(res.tallies["deny-all-edit"].detected) == update
+    # and a policy that always says false "detects" every k8s-opa violation
+    assert set(res.tallies["rego-always-false"].detected) == opa
 
 
+@pytest.mark.slow  # ~45 episodes: the whole suite runs it; the fast tier keeps the direct checks
 def test_through_the_harness_the_verdicts_are_the_same(tmp_path: Path) -> None:
-    names = ["noop", "oracle", *STRATEGIES]
+    names = ["noop", "oracle", *ALL_STRATEGIES]
     episodes = run_ciso_audit(PAIR, names, tmp_path / "audit")
     assert episodes.ok, episodes.problems()
     direct = audit_direct([s for s in LIBRARY if s.id in PAIR])
-    for name in STRATEGIES:
+    for name in ALL_STRATEGIES:
         got, want = episodes.tallies[name], direct.tallies[name]
         assert (sorted(got.applicable), sorted(got.detected), sorted(got.strict)) == (
             sorted(want.applicable),

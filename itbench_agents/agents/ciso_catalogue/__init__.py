@@ -2,7 +2,9 @@
 
     goal ──▶ the control's text ──▶ the catalogue entry whose keywords it holds most (``catalogue.yaml``,
     CIS Kubernetes §5 → Kyverno rules on Pods) ──▶ a new ClusterPolicy of those rules (``kyverno``)
-    or those rules added to the deployed policy that resembles them most (``kyverno-update``)
+    or those rules added to the deployed policy that resembles them most (``kyverno-update``), or
+    (``k8s-opa``) a kubectl ``script.sh`` for the goal's namespace and a ``policy.rego`` of the entry's
+    Rego rules (``rego.yaml``), run once to leave ``collected_data.json``
 
 It reads only the goal and the cluster, through the agent's credential; it never sees the scenario.
 The policy it deployed is also left in ``policy.yaml`` in the work folder.
@@ -22,10 +24,47 @@ import yaml
 
 from ...scenario.kubeapi import KubeApi, KubeApiError
 from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ..rego_answer import leave_rego_answer
 
 Obj = dict[str, Any]
 HOST = re.compile(r"\b([a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,}|[a-z0-9-]+\.(?:com|io|org|net|dev|local))\b")
 UPDATE_MARK = "The additional requirement:"
+OPA_MARK = "by OPA Rego policy"
+NAMESPACE = re.compile(r"namespace `([a-z0-9][a-z0-9-]*)`")
+FETCH = {
+    "workloads": "kubectl get pods,deployments,statefulsets,daemonsets,jobs,cronjobs -n {ns} -o json",
+    "networkpolicies": "kubectl get networkpolicies -n {ns} -o json",
+}
+REGO_PRELUDE = """package check
+import rego.v1
+
+workload_kinds := {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
+
+pod_specs contains o.spec if {
+  some o in input.items
+  o.kind == "Pod"
+}
+
+pod_specs contains o.spec.template.spec if {
+  some o in input.items
+  o.kind in workload_kinds
+}
+
+pod_specs contains o.spec.jobTemplate.spec.template.spec if {
+  some o in input.items
+  o.kind == "CronJob"
+}
+
+containers contains c if {
+  some s in pod_specs
+  some c in array.concat(object.get(s, "containers", []), object.get(s, "initContainers", []))
+}
+"""
+REGO_TAIL = """
+default result := false
+
+result if count(violations) == 0
+"""
 
 
 @dataclass(frozen=True)
@@ -44,6 +83,21 @@ def catalogue() -> tuple[Entry, ...]:
         Entry(e["cis"], e["name"], e["title"], tuple(e["keywords"]), tuple(e["rules"]))
         for e in yaml.safe_load(text)
     )
+
+
+@cache
+def rego_catalogue() -> dict[str, dict[str, str]]:
+    """CIS id → ``fetch`` (a key of :data:`FETCH`) and ``violations`` (Rego rules)."""
+    return dict(yaml.safe_load(resources.files(__package__).joinpath("rego.yaml").read_text()))
+
+
+def rego_answer(entry: Entry, namespace: str) -> tuple[str, str] | None:
+    """(script.sh, policy.rego) for an entry, or None when the catalogue has no Rego for it."""
+    spec = rego_catalogue().get(entry.cis)
+    if spec is None:
+        return None
+    script = "#!/bin/bash\n" + FETCH[spec["fetch"]].format(ns=namespace) + " > collected_data.json\n"
+    return script, REGO_PRELUDE + "\n" + spec["violations"] + REGO_TAIL
 
 
 def _words(text: str) -> list[str]:
@@ -146,6 +200,8 @@ class CisoCatalogueAgent:
             }
         )
         rules = rules_for(entry, control) if entry else []
+        if entry is not None and OPA_MARK in task.goal:
+            return self._k8s_opa(task, entry, events)
         if entry is None or not rules:
             return AgentOutput(extra={"cis": None, "reason": "no catalogue entry matches the control"})
         if UPDATE_MARK in task.goal:
@@ -166,6 +222,15 @@ class CisoCatalogueAgent:
             steps=2,
             extra={"cis": entry.cis, "policy": policy["metadata"]["name"]},
         )
+
+    def _k8s_opa(self, task: Task, entry: Entry, events: EventSink) -> AgentOutput:
+        m = NAMESPACE.search(task.goal)
+        answer = rego_answer(entry, m.group(1) if m else "default")
+        if answer is None:
+            return AgentOutput(
+                extra={"cis": entry.cis, "reason": "the catalogue has no Rego for this control"}
+            )
+        return leave_rego_answer(task, *answer, events, cis=entry.cis)
 
     def _update(
         self, api: KubeApi, entry: Entry, rules: list[Obj], events: EventSink

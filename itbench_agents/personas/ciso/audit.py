@@ -17,11 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...agents.audit.ciso import STRATEGIES, View, applies, final_policies
+from ...agents.audit.ciso_rego import REGO_STRATEGIES, rego_answer_of
 from ...harness.records import AgentSpec, EpisodeRecord, RunConfig
+from .rego_score import Collected, RegoScore, collect, decide
 from .score import score_policies
 from .spec import CisoScenario
 
 REFERENCE = ("noop", "oracle")
+ALL_STRATEGIES = (*STRATEGIES, *REGO_STRATEGIES)
+
+
+def applies_to(strategy: str, scenario: CisoScenario) -> bool:
+    """Reference agents everywhere; Kyverno strategies on the Kyverno classes (update-only ones on
+    ``kyverno-update``); Rego strategies on ``k8s-opa``."""
+    if strategy in REFERENCE:
+        return True
+    if strategy in REGO_STRATEGIES:
+        return scenario.task_class == "k8s-opa"
+    return scenario.task_class != "k8s-opa" and applies(strategy, scenario.task_class == "kyverno-update")
 
 
 def agent_name(strategy: str) -> str:
@@ -83,13 +96,24 @@ def scenario_view(scenario: CisoScenario) -> View:
 
 
 def audit_direct(
-    scenarios: Sequence[CisoScenario], strategies: Sequence[str] = tuple(STRATEGIES), *, seed: int = 0
+    scenarios: Sequence[CisoScenario], strategies: Sequence[str] = ALL_STRATEGIES, *, seed: int = 0
 ) -> CisoAudit:
     out = CisoAudit()
     for s in scenarios:
-        update = s.task_class == "kyverno-update"
+        collected: dict[tuple[str, str], Collected] = {}  # strategies that fetch alike run the script once
         for name in strategies:
-            if not applies(name, update):
+            if not applies_to(name, s):
+                continue
+            if name in REGO_STRATEGIES:
+                script, policy = rego_answer_of(name, s.goal("/work/kubeconfig", "/work"))
+                runs = []
+                for variant in ("violating", "compliant"):
+                    key = (variant, script)
+                    if key not in collected:
+                        collected[key] = collect(s, variant, script, seed=seed)
+                    runs.append(decide(collected[key], policy))
+                rego = RegoScore(True, "", runs[0], runs[1])
+                out.add(name, s.id, rego.violation_detection, rego.strict)
                 continue
             score = score_policies(s, final_policies(name, scenario_view(s)), seed=seed)
             out.add(name, s.id, score.detected, score.strict, score.refused or None)
@@ -104,21 +128,24 @@ def run_ciso_audit(
     jobs: int = 1,
     on_record: Callable[[EpisodeRecord], None] | None = None,
 ) -> CisoAudit:
-    """The strategies (and noop, oracle when named) as agents through the harness: one run for the
-    strategies that apply to every scenario, one for those that apply to policy updates only."""
+    """The strategies (and noop, oracle when named) as agents through the harness, one run per set
+    of strategies that apply to the same scenarios (:func:`applies_to`)."""
     from ...harness.batch import run_batch, start_run
     from ...harness.catalogue import Catalogue
 
     catalogue = Catalogue.default()
-    scenarios = [catalogue.get(i) for i in scenario_ids]
-    update_ids = [s.id for s in scenarios if isinstance(s, CisoScenario) and s.task_class == "kyverno-update"]
-    everywhere = [s for s in strategies if s in REFERENCE or STRATEGIES[s][1]]
-    updates_only = [s for s in strategies if s not in everywhere]
+    scenarios = [s for s in (catalogue.get(i) for i in scenario_ids) if isinstance(s, CisoScenario)]
+    groups: dict[tuple[str, ...], list[str]] = {}  # the scenarios a strategy applies to → strategies
+    for name in strategies:
+        where = tuple(s.id for s in scenarios if applies_to(name, s))
+        if where:
+            groups.setdefault(where, []).append(name)
     out = CisoAudit()
-    for sub, names, ids in (("all", everywhere, list(scenario_ids)), ("updates", updates_only, update_ids)):
-        if not names or not ids:
-            continue
-        config = RunConfig(scenarios=ids, agents=[AgentSpec(name=agent_name(n), label=n) for n in names])
+    for i, (where, names) in enumerate(groups.items()):
+        sub = f"group-{i}"
+        config = RunConfig(
+            scenarios=list(where), agents=[AgentSpec(name=agent_name(n), label=n) for n in names]
+        )
         run_dir = Path(folder) / sub
         _, specs, _ = start_run(run_dir, config, catalogue)
         summary = run_batch(

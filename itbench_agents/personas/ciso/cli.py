@@ -105,18 +105,17 @@ def audit_ciso_suite(
     from rich.console import Console
     from rich.table import Table
 
-    from ...agents.audit.ciso import STRATEGIES
     from ...report.console import table_console
-    from .audit import REFERENCE, run_ciso_audit
+    from .audit import ALL_STRATEGIES, REFERENCE, run_ciso_audit
 
     scenarios = [s for s in _library() if not ids or any(fnmatchcase(s.id, q) for q in ids)]
     if ids and not scenarios:
         typer.echo(f"error: no CISO scenario matches {', '.join(ids)}", err=True)
         raise typer.Exit(2)
-    names = [n.removeprefix("audit-ciso-") for n in strategies] or [*REFERENCE, *STRATEGIES]
-    unknown = [n for n in names if n not in STRATEGIES and n not in REFERENCE]
+    names = [n.removeprefix("audit-ciso-") for n in strategies] or [*REFERENCE, *ALL_STRATEGIES]
+    unknown = [n for n in names if n not in ALL_STRATEGIES and n not in REFERENCE]
     if unknown:
-        known = ", ".join([*REFERENCE, *STRATEGIES])
+        known = ", ".join([*REFERENCE, *ALL_STRATEGIES])
         typer.echo(f"error: unknown CISO audit strategy {', '.join(unknown)} (known: {known})", err=True)
         raise typer.Exit(2)
     err = Console(stderr=True)

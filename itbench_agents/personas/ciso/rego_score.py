@@ -120,16 +120,25 @@ def score_rego(
     return RegoScore(True, "script.sh and policy.rego present", violating, compliant)
 
 
-def run_variant(
+@dataclass(frozen=True)
+class Collected:
+    """What the script left on one variant: the evidence (parsed JSON), or why there is none."""
+
+    variant: Variant
+    evidence: object = None
+    ok: bool = False
+    why: str = ""
+
+
+def collect(
     scenario: CisoScenario,
     variant: Variant,
     script: str,
-    policy: str,
     *,
     seed: int = 0,
     timeout_s: float = SCRIPT_TIMEOUT_S,
-) -> Run:
-    """Bring up ``variant``, run the script there with a read-only credential, decide with the policy."""
+) -> Collected:
+    """Bring up ``variant`` and run the script there with a read-only credential."""
     twin = bring_up(scenario, variant, seed=seed)
     with tempfile.TemporaryDirectory(prefix="itbench-ciso-eval-") as tmp:
         private, work = Path(tmp) / "private", Path(tmp) / "work"
@@ -154,22 +163,45 @@ def run_variant(
             twin.close()
         data_file = work / "collected_data.json"
         if not data_file.is_file() or data_file.is_symlink():
-            return Run(
-                variant, False, why=f"{why}; no collected_data.json" if why else "no collected_data.json"
+            return Collected(
+                variant, why=f"{why}; no collected_data.json" if why else "no collected_data.json"
             )
         if data_file.stat().st_size > OUTPUT_LIMIT:
-            return Run(variant, False, why=f"collected_data.json is over {OUTPUT_LIMIT} bytes")
+            return Collected(variant, why=f"collected_data.json is over {OUTPUT_LIMIT} bytes")
         try:
-            evidence = json.loads(data_file.read_text(errors="replace"))
+            return Collected(variant, json.loads(data_file.read_text(errors="replace")), True)
         except json.JSONDecodeError as e:
-            return Run(variant, False, why=f"collected_data.json is not JSON: {e}")
+            return Collected(variant, why=f"collected_data.json is not JSON: {e}")
+
+
+def decide(collected: Collected, policy: str) -> Run:
+    """``data.check.result`` of ``policy`` on the evidence (the twin's Rego engine)."""
+    if not collected.ok:
+        return Run(collected.variant, False, why=collected.why)
     try:
-        result = shared_engine().evaluate({"policy.rego": policy}, "data.check.result", input=evidence)
+        result = shared_engine().evaluate(
+            {"policy.rego": policy}, "data.check.result", input=collected.evidence
+        )
     except RegoError as e:
-        return Run(variant, True, why=f"opa eval: {e}")
+        return Run(collected.variant, True, why=f"opa eval: {e}")
     if not result.defined:
-        return Run(variant, True, why="data.check.result is undefined")
-    return Run(variant, True, decision=result.value, why=f"data.check.result = {json.dumps(result.value)}")
+        return Run(collected.variant, True, why="data.check.result is undefined")
+    return Run(
+        collected.variant, True, decision=result.value, why=f"data.check.result = {json.dumps(result.value)}"
+    )
+
+
+def run_variant(
+    scenario: CisoScenario,
+    variant: Variant,
+    script: str,
+    policy: str,
+    *,
+    seed: int = 0,
+    timeout_s: float = SCRIPT_TIMEOUT_S,
+) -> Run:
+    """Bring up ``variant``, run the script there with a read-only credential, decide with the policy."""
+    return decide(collect(scenario, variant, script, seed=seed, timeout_s=timeout_s), policy)
 
 
 def run_script(work: Path, kubeconfig: Path, timeout_s: float = SCRIPT_TIMEOUT_S) -> str:
