@@ -32,13 +32,18 @@ def _fenced(text: str) -> str:
 
 
 def _run(
-    tmp_path: Path, scenario: str, turns: list[str], model: str | None = None, **config: object
+    tmp_path: Path,
+    scenario: str,
+    turns: list[str],
+    model: str | None = None,
+    options: dict[str, object] | None = None,
+    **config: object,
 ) -> tuple[EpisodeRecord, Path]:
     if model is None:
         script = tmp_path / "script.yaml"
         script.write_text(yaml.safe_dump([{"content": t} for t in turns]))
         model = f"scripted:{script}"
-    agent = AgentSpec(name="ciso-react", model=model, config=dict(config))
+    agent = AgentSpec(name="ciso-react", model=model, options=dict(options or {}), config=dict(config))
     run_dir = tmp_path / "run"
     _, specs, _ = start_run(run_dir, RunConfig(scenarios=[scenario], agents=[agent]), Catalogue.default())
     run_batch(run_dir, specs)
@@ -108,3 +113,39 @@ def test_an_update_with_the_scripted_model_edits_in_place(tmp_path: Path) -> Non
     rec, _ = _run(tmp_path / "new", UPDATE, [_fenced(yaml.safe_dump(renamed, sort_keys=False))])
     assert rec.scores["strict"].value == 0.0
     assert "added host-ports-policy" in rec.scores["detected"].explanation
+
+
+K8S_OPA = "ciso/k8s-opa-host-network-v1"
+FETCH = "kubectl get pods -n paa -o json > collected_data.json\n"
+RIGHT_REGO = (
+    "package check\nimport rego.v1\n\ndefault result := false\n\n"
+    "result if {\n  every pod in input.items {\n    not pod.spec.hostNetwork\n  }\n}\n"
+)
+
+
+def _files(script: str, rego: str) -> str:
+    return f"The script:\n\n```bash\n{script}```\n\nThe policy:\n\n```rego\n{rego}```\n"
+
+
+def test_k8s_opa_script_and_policy_after_feedback_from_opa(tmp_path: Path) -> None:
+    rec, ep = _run(
+        tmp_path,
+        K8S_OPA,
+        [
+            "```yaml\nkind: ClusterPolicy\n```\n",  # not the files asked for
+            _files(FETCH, "package check\nresult if {\n"),  # opa check refuses it
+            _files(FETCH, "package check\nimport rego.v1\nresult := true\n"),  # finds no violation
+            _files("kubectl --kubeconfig /tmp/k get pods -o json > collected_data.json\n", RIGHT_REGO),
+            _files(FETCH, RIGHT_REGO),
+        ],
+        options={"max_retries": 5},
+    )
+    assert rec.scores["strict"].value == 1.0, rec.scores
+    assert rec.scores["violation_detection"].value == 1.0
+    out = _output(ep)
+    assert out["extra"]["attempts"] == 5 and out["extra"]["termination"] == "completed"
+    traj = (ep / "trajectory.jsonl").read_text()
+    assert "no ```bash block" in traj and "opa check policy.rego: policy.rego:" in traj
+    assert "data.check.result is true on the collected data" in traj and "must not name a kubeconfig" in traj
+    work = ep / "work"
+    assert (work / "policy.rego").read_text() == RIGHT_REGO and (work / "collected_data.json").is_file()

@@ -6,9 +6,17 @@
                      reflect, up to ``max_retries``   webhook, no failing report) → generate again
 
 ``select`` routes by the goal's shape (a policy update names the deployed policies and "The
-additional requirement:"); the paper's task selector is a model call. ``lint`` is a server-side dry
-run (``?dryRun=All``): Kyverno's policy webhook refuses what it cannot run, with its message.
-``verify`` waits (on the twin: fast-forwards) and reads the PolicyReports of the task's namespaces.
+additional requirement:"; a k8s-opa goal asks to check "by OPA Rego policy"); the paper's task
+selector is a model call. ``lint`` is a server-side dry run (``?dryRun=All``): Kyverno's policy
+webhook refuses what it cannot run, with its message. ``verify`` waits (on the twin: fast-forwards)
+and reads the PolicyReports of the task's namespaces.
+
+For k8s-opa (the paper's NL2Kubectl-fetch and NL2Rego with its ``RunOPARegoTool``) the same loop
+handles two files: ``lint`` takes the answer's ```bash and ```rego blocks and checks the policy with
+the scenario's OPA (``opa check``: ``$OPA_URL/v1/itbench/check``); ``deploy`` writes ``script.sh``
+and ``policy.rego`` and runs the script with the agent's kubeconfig; ``verify`` evaluates
+``data.check.result`` on the ``collected_data.json`` it wrote (``opa eval``), which must be a
+boolean, and ``false`` — a violation found, as the Kyverno route wants a failing report.
 Every model call is one step.
 """
 
@@ -18,6 +26,7 @@ import copy
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -32,7 +41,10 @@ from ..base import EventSink, Task
 
 Obj = dict[str, Any]
 UPDATE_MARK = "The additional requirement:"
+OPA_MARK = "by OPA Rego policy"
 FENCE = re.compile(r"```(?:ya?ml)?\s*\n(.*?)```", re.S)
+LANG_FENCE = re.compile(r"```([A-Za-z]*)[ \t]*\n(.*?)```", re.S)
+SCRIPT_TIMEOUT_S = 60.0
 SERVER_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet")
 REPORT_WAIT_S = 30.0
@@ -51,6 +63,9 @@ class Context:
 @dataclass
 class State:
     update: bool = False
+    opa: bool = False
+    script: str = ""
+    rego: str = ""
     deployed: list[Obj] = field(default_factory=list)
     attempt: int = 0
     answer: str = ""
@@ -80,14 +95,13 @@ def _clean(policy: Obj) -> Obj:
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
     update = UPDATE_MARK in ctx.task.goal
+    opa = OPA_MARK in ctx.task.goal and not update
     deployed = [_clean(p) for p in ctx.api.list("kyverno.io/v1", "ClusterPolicy")] if update else []
-    ctx.events(
-        {
-            "type": "agent_message",
-            "content": f"task: {'update deployed policies' if update else 'new policy'}",
-        }
+    kind = (
+        "update deployed policies" if update else ("kubectl script and Rego policy" if opa else "new policy")
     )
-    return {"update": update, "deployed": deployed}
+    ctx.events({"type": "agent_message", "content": f"task: {kind}"})
+    return {"update": update, "opa": opa, "deployed": deployed}
 
 
 def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -98,6 +112,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if state.update:
         deployed = yaml.safe_dump_all(state.deployed, sort_keys=False)
         prompt = render("ciso/update.md.j2", goal=task.goal, deployed=deployed, feedback=state.feedback)
+    elif state.opa:
+        prompt = render("ciso/k8s_opa.md.j2", goal=task.goal, feedback=state.feedback)
     else:
         prompt = render("ciso/kyverno.md.j2", goal=task.goal, feedback=state.feedback)
     ctx.llm.step = ctx.llm.calls + 1
@@ -124,8 +140,112 @@ def parse_policies(answer: str) -> tuple[list[Obj], str]:
     return [_clean(p) for p in policies], ""
 
 
+def parse_files(answer: str) -> tuple[str, str, str]:
+    """(script, policy, why): the answer's ```bash (or ```sh) and ```rego blocks."""
+    blocks = {lang.lower(): body for lang, body in LANG_FENCE.findall(answer)}
+    script = blocks.get("bash") or blocks.get("sh") or blocks.get("shell") or ""
+    policy = blocks.get("rego") or ""
+    missing = [
+        n
+        for n, v in (("```bash block (script.sh)", script), ("```rego block (policy.rego)", policy))
+        if not v
+    ]
+    if missing:
+        return "", "", "the answer has no " + " and no ".join(missing)
+    if "--kubeconfig" in script:
+        return "", "", "script.sh must not name a kubeconfig (--kubeconfig): it runs with $KUBECONFIG set"
+    return script, policy, ""
+
+
+def _opa(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    import requests
+
+    url = ctx.task.endpoints.opa_url
+    if not url:
+        raise RuntimeError("this scenario runs no OPA (no opa_url in the endpoints)")
+    r = requests.post(url.rstrip("/") + path, json=body, timeout=SCRIPT_TIMEOUT_S)
+    return dict(r.json())
+
+
+def _errors(errors: list[dict[str, Any]]) -> str:
+    out = []
+    for e in errors:
+        loc = e.get("location") or {}
+        where = f"policy.rego:{loc.get('row')}:{loc.get('col')}: " if loc else ""
+        out.append(f"{where}{e.get('code')}: {e.get('message')}")
+    return "; ".join(out)
+
+
+def _lint_rego(state: State, ctx: Context) -> dict[str, Any]:
+    script, policy, why = parse_files(state.answer)
+    if why:
+        return {"script": "", "rego": "", "feedback": why}
+    ctx.events({"type": "tool_call", "tool": "opa", "args": {"command": "opa check policy.rego"}})
+    errors = _opa(ctx, "/v1/itbench/check", {"modules": {"policy.rego": policy}}).get("errors") or []
+    if errors:
+        return {"script": "", "rego": "", "feedback": f"opa check policy.rego: {_errors(errors)}"}
+    return {"script": script, "rego": policy, "feedback": ""}
+
+
+def _deploy_rego(state: State, ctx: Context) -> dict[str, Any]:
+    import subprocess
+
+    work = Path(ctx.task.workdir)
+    (work / "script.sh").write_text(state.script)
+    (work / "policy.rego").write_text(state.rego)
+    (work / "collected_data.json").unlink(missing_ok=True)
+    ctx.events({"type": "tool_call", "tool": "shell", "args": {"command": "bash script.sh"}})
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work),
+        "KUBECONFIG": ctx.task.endpoints.kubeconfig,
+    }
+    try:
+        r = subprocess.run(
+            ["bash", "script.sh"], cwd=work, env=env, capture_output=True, text=True,
+            timeout=SCRIPT_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"feedback": f"script.sh ran longer than {SCRIPT_TIMEOUT_S:g} s"}
+    log = [*state.log, f"wrote script.sh and policy.rego; ran script.sh: exit {r.returncode}"]
+    ctx.events({"type": "observation", "tool": "shell", "content": f"exit {r.returncode} {r.stderr[-500:]}"})
+    if r.returncode != 0:
+        return {
+            "log": log,
+            "feedback": f"script.sh exited with status {r.returncode}: {r.stderr.strip()[-500:]}",
+        }
+    return {"log": log, "feedback": ""}
+
+
+def _verify_rego(state: State, ctx: Context) -> dict[str, Any]:
+    import json
+
+    data = Path(ctx.task.workdir) / "collected_data.json"
+    try:
+        evidence = json.loads(data.read_text())
+    except (OSError, ValueError) as e:
+        return {"ok": False, "feedback": f"script.sh did not write JSON to collected_data.json ({e})"}
+    ctx.events({"type": "tool_call", "tool": "opa", "args": {"command": "opa eval ... data.check.result"}})
+    reply = _opa(ctx, "/v1/itbench/eval", {"modules": {"policy.rego": state.rego}, "input": evidence,
+                                            "query": "data.check.result"})  # fmt: skip
+    if reply.get("errors"):
+        return {"ok": False, "feedback": f"opa eval: {_errors(reply['errors'])}"}
+    rows = reply.get("result") or []
+    value = rows[0]["expressions"][0]["value"] if rows else None
+    ctx.events({"type": "observation", "tool": "opa", "content": f"data.check.result = {json.dumps(value)}"})
+    if value is False:
+        return {"ok": True, "feedback": ""}
+    if value is True:
+        return {"ok": False, "feedback": "data.check.result is true on the collected data: the policy finds no "
+                "violation (does the script fetch the workloads, and does the policy check the condition?)"}  # fmt: skip
+    return {"ok": False, "feedback": f"data.check.result is {json.dumps(value) if rows else 'undefined'}, "
+            "not a boolean (use `default result := false`)"}  # fmt: skip
+
+
 def lint(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
+    if state.opa:
+        return _lint_rego(state, ctx)
     policies, why = parse_policies(state.answer)
     if why:
         return {"policies": [], "feedback": why}
@@ -156,6 +276,8 @@ def _apply(api: KubeApi, policy: Obj, *, dry_run: bool = False) -> str:
 
 def deploy(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
+    if state.opa:
+        return _deploy_rego(state, ctx)
     log = list(state.log)
     for p in state.policies:
         try:
@@ -175,8 +297,10 @@ def _wait(ctx: Context, seconds: float) -> None:
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Some result of the deployed policies fails for a workload (a Pod or a Pod controller) of the
-    task's namespaces."""
+    task's namespaces (k8s-opa: the policy says false on the collected data)."""
     ctx = _ctx(runtime)
+    if state.opa:
+        return _verify_rego(state, ctx)
     _wait(ctx, REPORT_WAIT_S)
     names = {p["metadata"]["name"] for p in state.policies}
     failing: list[str] = []
