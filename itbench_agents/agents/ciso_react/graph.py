@@ -188,32 +188,18 @@ def _lint_rego(state: State, ctx: Context) -> dict[str, Any]:
 
 
 def _deploy_rego(state: State, ctx: Context) -> dict[str, Any]:
-    import subprocess
+    from ..rego_answer import run_script
 
     work = Path(ctx.task.workdir)
     (work / "script.sh").write_text(state.script)
     (work / "policy.rego").write_text(state.rego)
     (work / "collected_data.json").unlink(missing_ok=True)
-    ctx.events({"type": "tool_call", "tool": "shell", "args": {"command": "bash script.sh"}})
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(work),
-        "KUBECONFIG": ctx.task.endpoints.kubeconfig,
-    }
-    try:
-        r = subprocess.run(
-            ["bash", "script.sh"], cwd=work, env=env, capture_output=True, text=True,
-            timeout=SCRIPT_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
+    rc, stderr = run_script(ctx.task, ctx.events, SCRIPT_TIMEOUT_S)
+    if rc is None:
         return {"feedback": f"script.sh ran longer than {SCRIPT_TIMEOUT_S:g} s"}
-    log = [*state.log, f"wrote script.sh and policy.rego; ran script.sh: exit {r.returncode}"]
-    ctx.events({"type": "observation", "tool": "shell", "content": f"exit {r.returncode} {r.stderr[-500:]}"})
-    if r.returncode != 0:
-        return {
-            "log": log,
-            "feedback": f"script.sh exited with status {r.returncode}: {r.stderr.strip()[-500:]}",
-        }
+    log = [*state.log, f"wrote script.sh and policy.rego; ran script.sh: exit {rc}"]
+    if rc != 0:
+        return {"log": log, "feedback": f"script.sh exited with status {rc}: {stderr}"}
     return {"log": log, "feedback": ""}
 
 

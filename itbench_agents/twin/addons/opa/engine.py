@@ -15,6 +15,7 @@ comparisons — among them ITBench's own host-network check (``not`` inside ``ev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -300,14 +301,8 @@ def _crash_message(code: int) -> str:
 
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)
 
-_shared: RegoEngine | None = None
-_shared_lock = threading.Lock()
 
-
+@functools.cache
 def shared_engine() -> RegoEngine:
     """The process's engine (one worker), for callers that need no limits of their own."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = RegoEngine()
-        return _shared
+    return RegoEngine()
