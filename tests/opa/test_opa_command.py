@@ -139,3 +139,13 @@ def test_v0_policies_need_the_v0_flag_as_in_opa_1(endpoints: Endpoints, tmp_path
     assert refused.returncode == 1 and "`if` keyword is required before rule body" in refused.stderr
     accepted = opa(endpoints, tmp_path, *line, "--v0-compatible", stdin='{"a": 1}')
     assert (accepted.returncode, accepted.stdout) == (0, "true\n"), accepted.stderr
+
+
+def test_the_timeout_flag_bounds_an_evaluation(endpoints: Endpoints, tmp_path: Path) -> None:
+    (tmp_path / "slow.rego").write_text(
+        "package check\nimport rego.v1\nresult := count([x | some x in numbers.range(1, 1000000000)])\n"
+    )
+    r = opa(
+        endpoints, tmp_path, "eval", "-d", "slow.rego", "data.check.result", "--timeout", "500ms", "-f", "raw"
+    )
+    assert r.returncode == 1 and "eval_cancel_error" in r.stderr and "0.5 s" in r.stderr, r.stderr

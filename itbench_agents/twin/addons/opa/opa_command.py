@@ -162,6 +162,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         body: dict[str, Any] = {"modules": modules, "data": data, "query": args.query}
         if args.v0_compatible:
             body["v0_compatible"] = True
+        if args.timeout:
+            body["timeout_s"] = min(_seconds(args.timeout), 60.0)
         if args.stdin_input:
             body["input"] = json.loads(sys.stdin.read())
         elif args.input:

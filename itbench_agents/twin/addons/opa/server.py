@@ -16,7 +16,7 @@ Served routes, with OPA's status codes and bodies:
 One route is the twin's own, for the agent's ``opa`` command (``opa_command.py``), which evaluates
 files the way ``opa eval`` does without touching the server's policies:
 ``POST /v1/itbench/eval {"modules": {name: text}, "data": {...}, "input": ..., "query": "...",
-"v0_compatible": false}``
+"v0_compatible": false, "timeout_s": 10}``
 → ``{"result": [...]}`` as ``opa eval --format json`` prints it, or ``400 {"errors": [...]}``; and
 ``POST /v1/itbench/check {"modules": {...}}`` → ``{"errors": [...]}`` (empty when they compile).
 """
@@ -34,6 +34,8 @@ from .engine import QueryResult, RegoEngine, RegoError
 from .store import NotFound, OpaStore, data_query
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+MAX_EVAL_TIMEOUT_S = 60.0
+"""The longest time limit the ``opa`` command may ask for (``opa eval --timeout``)."""
 
 
 def _error(status: int, code: str, message: str, errors: list[dict[str, Any]] | None = None) -> Response:
@@ -212,13 +214,23 @@ class OpaApi:
             return _error(400, "invalid_parameter", "data must be an object")
         engine: RegoEngine = self.store.engine
         v0 = bool(body.get("v0_compatible"))
+        timeout = body.get("timeout_s")
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout <= MAX_EVAL_TIMEOUT_S
+        ):
+            return _error(
+                400, "invalid_parameter", f"timeout_s must be a number in (0, {MAX_EVAL_TIMEOUT_S:g}]"
+            )
+        limit = float(timeout) if timeout is not None else None
         try:
             if "input" in body:
                 result = engine.evaluate(
-                    modules, body["query"], input=body["input"], data=data, v0_compatible=v0
+                    modules, body["query"], input=body["input"], data=data, v0_compatible=v0, timeout_s=limit
                 )
             else:
-                result = engine.evaluate(modules, body["query"], data=data, v0_compatible=v0)
+                result = engine.evaluate(modules, body["query"], data=data, v0_compatible=v0, timeout_s=limit)
         except RegoError as e:
             return Response.json({"errors": [p.to_json() for p in e.problems], "message": str(e)}, 400)
         return Response.json(_expressions_json(result))
