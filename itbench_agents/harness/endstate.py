@@ -415,7 +415,10 @@ def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, Objec
 
 def prom_query(prometheus_url: str, query: str, at: float | None = None) -> list[dict[str, Any]]:
     """An instant query over the Prometheus HTTP API (``/api/v1/query``)."""
-    params: dict[str, Any] = {"query": query}
+    # the scorer waits up to 60 s and asks the server for as long (capped by its own limit: 30 s on
+    # the twin); the default query timeout (10 s on the twin) must not fail an episode's evaluation on
+    # a busy machine
+    params: dict[str, Any] = {"query": query, "timeout": "55s"}
     if at is not None:
         params["time"] = f"{at:.3f}"
     r = requests.get(prometheus_url.rstrip("/") + "/api/v1/query", params=params, timeout=60)
