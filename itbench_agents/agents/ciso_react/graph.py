@@ -38,13 +38,13 @@ from ...llm.prompts import render
 from ...llm.retry import LLMAbort
 from ...scenario.kubeapi import KubeApi, KubeApiError
 from ..base import EventSink, Task
+from ..rego_answer import SCRIPT_TIMEOUT_S, run_script
 
 Obj = dict[str, Any]
 UPDATE_MARK = "The additional requirement:"
 OPA_MARK = "by OPA Rego policy"
 FENCE = re.compile(r"```(?:ya?ml)?\s*\n(.*?)```", re.S)
 LANG_FENCE = re.compile(r"```([A-Za-z]*)[ \t]*\n(.*?)```", re.S)
-SCRIPT_TIMEOUT_S = 60.0
 SERVER_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet")
 REPORT_WAIT_S = 30.0
@@ -188,8 +188,6 @@ def _lint_rego(state: State, ctx: Context) -> dict[str, Any]:
 
 
 def _deploy_rego(state: State, ctx: Context) -> dict[str, Any]:
-    from ..rego_answer import run_script
-
     work = Path(ctx.task.workdir)
     (work / "script.sh").write_text(state.script)
     (work / "policy.rego").write_text(state.rego)

@@ -212,7 +212,7 @@ class RegoEngine:
         regorus checks some things (safety, functions) only when it evaluates, so every package
         document is evaluated once with no input; errors of evaluation itself (a builtin's failure,
         a conflict) are not reported, a crash of the engine is."""
-        packages = sorted({m.group(1) for text in modules.values() for m in _PACKAGE.finditer(text)})
+        packages = sorted({m.group(1) for text in modules.values() for m in PACKAGE.finditer(text)})
         try:
             if packages:
                 for pkg in packages:
@@ -299,7 +299,8 @@ def _crash_message(code: int) -> str:
     return f"the Rego engine (regorus) exited with code {code}"
 
 
-_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)
+PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)
+"""A module's ``package`` line (its path in group 1)."""
 
 
 @functools.cache

@@ -13,9 +13,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import QueryResult, RegoEngine, RegoError, RegoProblem, shared_engine
+from .engine import PACKAGE, QueryResult, RegoEngine, RegoError, RegoProblem, shared_engine
 
-_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.M)
 _RULE_HEAD = re.compile(r"^(?:default\s+)?([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\.)", re.M)
 _KEYWORDS = {"package", "import", "default", "not", "some", "every", "with", "as", "if", "contains", "else"}
 
@@ -29,7 +28,7 @@ class NotFound(KeyError):
 
 
 def package_of(raw: str) -> str:
-    m = _PACKAGE.search(raw)
+    m = PACKAGE.search(raw)
     return m.group(1) if m else ""
 
 
