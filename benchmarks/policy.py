@@ -13,10 +13,14 @@
 6. Rego decisions per second (issue 29): ITBench's `data.check.result` over a 100-pod kubectl list,
    through the twin's engine (regorus in its worker process, time and memory limits, a fresh
    engine per decision), beside regorus called in this process (no isolation) as the baseline.
+7. A 10-task playbook run by real ``ansible-playbook`` against the RHEL host twin (issue 29),
+   beside the same playbook with ``connection: local`` on this machine as the baseline (read-only
+   tasks). Target < 5 s.
 
     uv run python benchmarks/policy.py                       # both, policies from ../shared
     uv run python benchmarks/policy.py --resources 200 --repeat 1
     uv run python benchmarks/policy.py --only rego
+    uv run python benchmarks/policy.py --only playbook
 """
 
 from __future__ import annotations
@@ -128,10 +132,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--resources", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", choices=["rego"], help="run one benchmark")
+    ap.add_argument("--only", choices=["rego", "playbook"], help="run one benchmark")
     args = ap.parse_args()
     if args.only == "rego":
         rego_numbers()
+        return
+    if args.only == "playbook":
+        playbook_numbers(args.repeat)
         return
 
     policies = load_policies(30)
@@ -163,6 +170,7 @@ def main() -> None:
     ciso_validation()
     ciso_episodes()
     rego_numbers()
+    playbook_numbers(args.repeat)
 
 
 HOST_NETWORK_REGO = """package check
@@ -209,6 +217,70 @@ def rego_numbers(seconds: float = 3.0) -> None:
         f"Rego decisions (data.check.result over 100 pods): {ours:.0f}/s through the twin's engine; "
         f"baseline in this process, regorus called directly: {direct:.0f}/s ({direct / ours:.2f}x)"
     )
+
+
+TEN_TASKS = """\
+- hosts: {hosts}
+  gather_facts: false
+  tasks:
+    - {{command: sshd -T, changed_when: false}}
+    - {{command: systemctl is-enabled sshd, changed_when: false}}
+    - {{command: rpm -q openssh-server, changed_when: false}}
+    - {{command: sysctl -n kernel.randomize_va_space, changed_when: false}}
+    - {{command: modprobe -n -v cramfs, changed_when: false}}
+    - {{command: findmnt -kn /tmp, changed_when: false}}
+    - {{stat: {{path: /etc/passwd}}}}
+    - {{slurp: {{src: /etc/hostname}}}}
+    - {{command: cat /etc/redhat-release, changed_when: false, failed_when: false}}
+    - {{shell: "grep -c . /etc/group", changed_when: false}}
+"""
+
+
+def playbook_numbers(repeat: int) -> None:
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from itbench_agents.twin.host.ansible import ServedHost, ansible_env, inventory_text, playbook_argv
+    from itbench_agents.twin.host.host import HostTwin, host_sandbox_problem
+
+    if host_sandbox_problem():
+        print(f"playbook: skipped ({host_sandbox_problem()})")
+        return
+
+    def run(work: Path, inventory: str, hosts: str, ten_true: bool = False) -> float:
+        (work / "inventory.ini").write_text(inventory)
+        text = TEN_TASKS.format(hosts=hosts)
+        if ten_true:
+            text = text.split("  tasks:\n")[0] + "  tasks:\n" + "    - {command: 'true', changed_when: false}\n" * 10
+        (work / "playbook.yml").write_text(text)
+        t0 = time.perf_counter()
+        r = subprocess.run(
+            playbook_argv("playbook.yml", "inventory.ini"),
+            cwd=work, env=ansible_env(dict(os.environ), work), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        took = time.perf_counter() - t0
+        if "failed=0" not in r.stdout:
+            raise SystemExit(f"playbook failed:\n{r.stdout[-3000:]}{r.stderr[-2000:]}")
+        return took
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        twin_times, local_times = [], []
+        with ServedHost(HostTwin.create(work / "host")) as served:
+            for _ in range(repeat):
+                twin_times.append(run(work, inventory_text([served]), "rhel9_servers"))
+        local = "[local]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+        for _ in range(repeat):
+            local_times.append(run(work, local, "local", ten_true=True))
+        twin = statistics.median(twin_times)
+        base = statistics.median(local_times)
+        print(
+            f"10-task playbook against the RHEL host twin: median {twin:.2f} s over {repeat} run(s) (target < 5 s); "
+            f"baseline on this machine, 10 `command: true` tasks with connection local: {base:.2f} s "
+            f"({twin / base:.2f}x)"
+        )
 
 
 def ciso_validation() -> None:

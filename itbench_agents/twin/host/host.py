@@ -1,0 +1,288 @@
+"""A RHEL 9 host twin: a folder that holds the host's state, and commands run inside it.
+
+:meth:`HostTwin.create` lays a :class:`~.spec.HostSpec` out in a folder::
+
+    root/        the host's own tree: etc, var, root, home, tmp, run, opt, srv, ... (read-write)
+    proc-sys/    kernel parameters, one file per key, bound over /proc/sys
+    commands.py  a copy of ``inside/commands.py``, executable, linked at the RHEL commands' paths
+
+:meth:`HostTwin.exec` runs a shell command *inside* the host with bubblewrap: ``root/``'s folders
+at ``/``, this machine's ``/usr`` read-only (the host's programs and its Python), the commands RHEL
+has and this machine lacks (``inside/commands.py``: ``sshd``, ``systemctl``, ``rpm``, ``sysctl``,
+``modprobe``, ``findmnt``, ...) linked at their RHEL paths, ``/proc/sys`` from ``proc-sys/``, no
+network, its own hostname, uid 0. Nothing of this machine's ``/etc``, ``/home``, ``/root``,
+``/var`` or ``/tmp`` is visible or writable inside; files are read and written only by commands
+that run inside (``put``/``get`` too), so a link an agent leaves in the host cannot reach out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from .spec import HostSpec, rhel9_base
+
+INSIDE = Path(__file__).with_name("inside")
+STATE_PATH = "/run/itbench-host/state.json"
+TOP_DIRS = ("etc", "var", "root", "home", "tmp", "run", "opt", "srv", "mnt", "media", "boot", "afs")
+USR_SHADOWED = ("bin", "sbin", "local")
+HOST_COMMANDS = {
+    "sshd": "sbin",
+    "sysctl": "sbin",
+    "modprobe": "sbin",
+    "lsmod": "sbin",
+    "getenforce": "sbin",
+    "sestatus": "sbin",
+    "systemctl": "bin",
+    "rpm": "bin",
+    "findmnt": "bin",
+    "update-crypto-policies": "bin",
+    "sudo": "bin",
+}
+"""Commands of ``inside/commands.py`` and the ``/usr`` folder RHEL 9 keeps them in."""
+NOT_ON_RHEL = frozenset(
+    {
+        "apt",
+        "apt-get",
+        "apt-cache",
+        "apt-config",
+        "apt-key",
+        "apt-mark",
+        "aptitude",
+        "dpkg",
+        "dpkg-query",
+        "dpkg-deb",
+        "dpkg-divert",
+        "dpkg-split",
+        "dpkg-trigger",
+        "dpkg-statoverride",
+        "dpkg-reconfigure",
+        "update-alternatives",
+        "debconf",
+        "run-parts",
+    }
+)
+"""Debian's package tools: Ansible would take the host for Debian if it found them."""
+MASKED_USR = ("lib/sysctl.d", "lib/modprobe.d", "lib/os-release")
+"""This machine's own defaults that would otherwise leak into the host."""
+ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/root/bin",
+    "HOME": "/root",
+    "USER": "root",
+    "LOGNAME": "root",
+    "SHELL": "/bin/bash",
+    "LANG": "C.UTF-8",
+    "PYTHONPATH": "/.itbench/python",
+}
+DEFAULT_TIMEOUT_S = 60.0
+OUTPUT_LIMIT = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    rc: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+
+
+class HostUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create namespaces on this machine."""
+
+
+@cache
+def host_sandbox_problem() -> str | None:
+    """Why the host twin cannot run here, or None."""
+    if not shutil.which("bwrap"):
+        return "the RHEL host twin needs bubblewrap (Debian package `bubblewrap`)"
+    if not Path("/usr/bin/python3").exists():
+        return "the RHEL host twin runs modules with /usr/bin/python3, which this machine lacks"
+    probe = subprocess.run(
+        [
+            "bwrap",
+            "--unshare-all",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--symlink",
+            "usr/lib64",
+            "/lib64",
+            "--proc",
+            "/proc",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if probe.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {probe.stderr.strip()[:300]}"
+    return None
+
+
+def _mode(text: str) -> int:
+    return int(text, 8)
+
+
+class HostTwin:
+    """One host: its folder and a way to run commands in it."""
+
+    def __init__(self, folder: Path, hostname: str = "rhel9-host") -> None:
+        self.folder = folder
+        self.hostname = hostname
+
+    @classmethod
+    def create(cls, folder: Path, spec: HostSpec | None = None, *, base: HostSpec | None = None) -> HostTwin:
+        """Lay ``spec`` (over ``base``, by default :func:`rhel9_base`) out in ``folder`` (made empty first)."""
+        full = (spec or HostSpec()).over(base if base is not None else rhel9_base())
+        if folder.exists():
+            shutil.rmtree(folder)
+        root = folder / "root"
+        for top in TOP_DIRS:
+            (root / top).mkdir(parents=True, exist_ok=True)
+        for sub in (
+            "var/log/audit",
+            "var/tmp",
+            "var/spool/cron",
+            "var/lib/chrony",
+            "etc/cron.d",
+            "run/systemd/system",
+            "run/itbench-host",
+            "home/cloud-user",
+            "etc/sysctl.d",
+            "etc/modprobe.d",
+            "etc/profile.d",
+        ):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        os.chmod(root / "tmp", 0o1777)
+        os.chmod(root / "var/tmp", 0o1777)
+        os.chmod(root / "root", 0o550)
+        for path, file in sorted(full.files.items()):
+            assert file is not None
+            target = root / path.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(file.content)
+            os.chmod(target, _mode(file.mode))
+        (root / "etc/hostname").write_text(full.hostname + "\n")
+        state = {
+            "hostname": full.hostname,
+            "packages": full.packages,
+            "services": {name: svc.model_dump() for name, svc in full.services.items() if svc is not None},
+            "modules": list(full.modules),
+            "mounts": {t: m.model_dump() for t, m in full.mounts.items() if m is not None},
+            "selinux": full.selinux,
+        }
+        (root / STATE_PATH.lstrip("/")).write_text(json.dumps(state, indent=1, sort_keys=True))
+        shutil.copyfile(INSIDE / "commands.py", folder / "commands.py")
+        os.chmod(folder / "commands.py", 0o755)
+        proc_sys = folder / "proc-sys"
+        for key, value in sorted(full.kernel.items()):
+            target = proc_sys / key.replace(".", "/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"{value}\n")
+        return cls(folder, full.hostname)
+
+    # ------------------------------------------------------------------------------ running
+    def bwrap_argv(self) -> list[str]:
+        root = self.folder / "root"
+        argv = [
+            "bwrap",
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--uid",
+            "0",
+            "--gid",
+            "0",
+            "--hostname",
+            self.hostname,
+            "--dir",
+            "/usr",
+        ]
+        for entry in sorted(os.listdir("/usr")):
+            if entry not in USR_SHADOWED:
+                argv += ["--ro-bind", f"/usr/{entry}", f"/usr/{entry}"]
+        for masked in MASKED_USR:
+            if Path("/usr", masked).is_dir():
+                argv += ["--tmpfs", f"/usr/{masked}"]
+        for sub in ("local/bin", "local/sbin", "local/lib", "local/share"):
+            argv += ["--dir", f"/usr/{sub}"]
+        # /usr/bin and /usr/sbin: this machine's programs as links to a hidden copy, RHEL's commands over them
+        argv += ["--ro-bind", "/usr/bin", "/.usr-bin", "--ro-bind", "/usr/sbin", "/.usr-sbin"]
+        for folder in ("bin", "sbin"):
+            argv += ["--dir", f"/usr/{folder}"]
+            for name in sorted(os.listdir(f"/usr/{folder}")):
+                if name not in HOST_COMMANDS and name not in NOT_ON_RHEL:
+                    argv += ["--symlink", f"/.usr-{folder}/{name}", f"/usr/{folder}/{name}"]
+        argv += ["--ro-bind", str(self.folder / "commands.py"), "/.itbench/commands.py"]
+        for name, folder in HOST_COMMANDS.items():
+            argv += ["--symlink", "/.itbench/commands.py", f"/usr/{folder}/{name}"]
+        argv += ["--ro-bind", str(INSIDE / "pylib"), "/.itbench/python"]
+        for link, target in (
+            ("bin", "usr/bin"),
+            ("sbin", "usr/sbin"),
+            ("lib", "usr/lib"),
+            ("lib64", "usr/lib64"),
+        ):
+            argv += ["--symlink", target, f"/{link}"]
+        for top in sorted(os.listdir(root)):
+            argv += ["--bind", str(root / top), f"/{top}"]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.folder / "proc-sys"), "/proc/sys"]
+        argv += ["--chdir", "/root", "--clearenv"]
+        for key, value in ENV.items():
+            argv += ["--setenv", key, value]
+        return argv
+
+    def exec(self, command: str, stdin: bytes = b"", timeout: float = DEFAULT_TIMEOUT_S) -> ExecResult:
+        """``/bin/sh -c command`` inside the host, as root; the whole process tree ends with it."""
+        problem = host_sandbox_problem()
+        if problem:
+            raise HostUnavailable(problem)
+        (self.folder / "proc-sys").mkdir(exist_ok=True)
+        proc = subprocess.Popen(
+            [*self.bwrap_argv(), "/bin/sh", "-c", command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, errs = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, errs = proc.communicate()
+            return ExecResult(
+                124,
+                out[:OUTPUT_LIMIT],
+                errs[:OUTPUT_LIMIT] + f"\ntimed out after {timeout:g} s\n".encode(),
+                True,
+            )
+        return ExecResult(proc.returncode, out[:OUTPUT_LIMIT], errs[:OUTPUT_LIMIT])
+
+    def put(self, path: str, data: bytes) -> ExecResult:
+        """Write a file inside the host (as ``cat > path`` would there)."""
+        return self.exec(f"cat > {_quote(path)}", stdin=data)
+
+    def get(self, path: str) -> ExecResult:
+        """Read a file inside the host (as ``cat path`` would there)."""
+        return self.exec(f"cat {_quote(path)}")
+
+    def state(self) -> dict:  # type: ignore[type-arg]
+        """The host's runtime state (packages, services, modules, mounts, SELinux) as the host keeps it."""
+        return json.loads((self.folder / "root" / STATE_PATH.lstrip("/")).read_text())
+
+
+def _quote(path: str) -> str:
+    return "'" + path.replace("'", "'\"'\"'") + "'"
