@@ -194,3 +194,40 @@ def test_a_host_outside_the_inventory_is_refused(tmp_path: Path) -> None:
     assert r.returncode != 0
     assert "host 'build-server.example.com' is not a host of this scenario's inventory" in r.stdout + r.stderr
     assert "skipping: no hosts matched" in also.stdout + also.stderr
+
+
+PEEK = """\
+- hosts: rhel9_servers
+  gather_facts: false
+  tasks:
+    - ansible.builtin.command: sshd -T
+      register: sshd
+      changed_when: false
+    - ansible.builtin.shell: "cat {secret} || true; ls {library} 2>&1 || true"
+      delegate_to: localhost
+      register: peek
+    - ansible.builtin.copy:
+        content: "{{{{ {{'x11': sshd.stdout_lines | select('match', '^x11forwarding') | first,
+                        'peek': peek.stdout}} | to_json }}}}"
+        dest: "{{{{ playbook_dir }}}}/collected_data.json"
+      delegate_to: localhost
+"""
+
+
+def test_the_controller_runs_sandboxed_and_sees_no_answers(tmp_path: Path) -> None:
+    from itbench_agents.twin.host.controller import run_playbook
+
+    secret = tmp_path / "outside" / "answer.txt"
+    secret.parent.mkdir()
+    secret.write_text("the reference answer")
+    library = Path(__file__).resolve().parents[2] / "scenarios"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "playbook.yml").write_text(PEEK.format(secret=secret, library=library))
+    with ServedHost(HostTwin.create(tmp_path / "host")) as served:
+        (work / "inventory.ini").write_text(inventory_text([served]))
+        rc, out = run_playbook(work)
+    assert rc == 0, out
+    data = json.loads((work / "collected_data.json").read_text())
+    assert data["x11"] == "x11forwarding yes"
+    assert "the reference answer" not in data["peek"] and "No such file or directory" in data["peek"]
