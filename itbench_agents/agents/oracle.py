@@ -131,6 +131,10 @@ def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> A
 
     from ..scenario.kubeapi import KubeApiError
 
+    if scenario.task_class == "rhel-opa":  # the reference playbook and policy, run as an agent would
+        from .rego_answer import leave_playbook_answer
+
+        return leave_playbook_answer(task, scenario.playbook, scenario.rego, events)
     if scenario.task_class == "k8s-opa":  # the reference files, written and run as an agent would
         from .rego_answer import leave_rego_answer
 

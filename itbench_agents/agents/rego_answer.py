@@ -1,6 +1,8 @@
 """Leave a ``k8s-opa`` answer in the work folder as an agent would: ``script.sh`` and ``policy.rego``
-written, the script run once with the agent's credential to leave ``collected_data.json``. Used by
-the in-process baselines (oracle, ciso-catalogue, the Rego audit strategies) and ciso-react."""
+written, the script run once with the agent's credential to leave ``collected_data.json``; or a
+``rhel-opa`` answer: ``playbook.yml`` and ``policy.rego`` written, the playbook run once against the
+task's inventory. Used by the in-process baselines (oracle, ciso-catalogue, the Rego audit
+strategies) and ciso-react."""
 
 from __future__ import annotations
 
@@ -49,4 +51,36 @@ def leave_rego_answer(
     )
     return AgentOutput(
         mitigation_actions=["wrote script.sh and policy.rego", ran], steps=2, extra=dict(extra)
+    )
+
+
+def run_playbook_once(task: Task, events: EventSink) -> tuple[int | None, str]:
+    """``ansible-playbook -i <the task's inventory> playbook.yml`` in the work folder, sandboxed as
+    the evaluator runs it: (exit status or None on time-out, the tail of its output)."""
+    from ..twin.host.controller import run_playbook
+
+    work = Path(task.workdir)
+    inventory = task.endpoints.ansible_inventory or str(work / "inventory.ini")
+    events(
+        {
+            "type": "tool_call",
+            "tool": "shell",
+            "args": {"command": "ansible-playbook -i inventory.ini playbook.yml"},
+        }
+    )
+    rc, tail = run_playbook(work, inventory=inventory)
+    events({"type": "observation", "tool": "shell", "content": f"exit {rc} {tail[-500:]}"})
+    return rc, tail
+
+
+def leave_playbook_answer(
+    task: Task, playbook: str, policy: str, events: EventSink, **extra: object
+) -> AgentOutput:
+    work = Path(task.workdir)
+    (work / "playbook.yml").write_text(playbook)
+    (work / "policy.rego").write_text(policy)
+    rc, _ = run_playbook_once(task, events)
+    ran = f"ran playbook.yml: exit {rc}" if rc is not None else "playbook.yml ran out of time"
+    return AgentOutput(
+        mitigation_actions=["wrote playbook.yml and policy.rego", ran], steps=2, extra=dict(extra)
     )

@@ -20,7 +20,7 @@ from ..harness.records import EpisodeRecord
 from .tables import fmt, md_table
 from .trajectory_html import episode_link
 
-CLASSES = ("kyverno", "k8s-opa", "kyverno-update")
+CLASSES = ("kyverno", "k8s-opa", "rhel-opa", "kyverno-update")
 TABLE5_HEADER = [
     "agent",
     *(f"{c} pass@1 %" for c in CLASSES),
@@ -105,9 +105,10 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
         "## CISO results (Table 5 layout)",
         "",
         "pass@1 (the paper's pass): Kyverno classes — a report scoped to the violating workload fails; "
-        "k8s-opa — the agent's script and policy, executed on the violating workload, give "
-        "`data.check.result` false. strict: and on the compliant variant of the same workload nothing "
-        "fails (k8s-opa: the same script and policy give true). Mean ± standard error over scenarios.",
+        "k8s-opa and rhel-opa — the agent's script (kubectl) or playbook (Ansible), run against the "
+        "violating workload or host, and its policy give `data.check.result` false. strict: and on the "
+        "compliant variant nothing fails (the OPA classes: the same files give true). Mean ± standard "
+        "error over scenarios.",
         "",
         md_table(TABLE5_HEADER, table5_rows(ciso), escape=True),
         "",

@@ -163,7 +163,7 @@ def validate_cmd(
     if suite == "ciso":
         from ..personas.ciso.cli import validate_ciso_suite
 
-        validate_ciso_suite(ids or [], as_json, seed)
+        validate_ciso_suite(ids or [], as_json, seed, jobs)
         return
     if suite == "sre":
         all_ = not ids

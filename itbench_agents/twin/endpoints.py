@@ -24,6 +24,8 @@ class Endpoints(BaseModel):
     opencost_url: str | None = None
     opa_url: str | None = None
     """OPA's REST API, where the scenario runs an OPA (the twin's ``opa`` addon)."""
+    ansible_inventory: str | None = None
+    """An Ansible inventory naming the scenario's hosts (a RHEL host twin: ``twin/host/``)."""
     alertmanager_url: str | None = None
 
     def write(self, path: str | Path) -> Path:

@@ -181,11 +181,11 @@ def test_cli_run_report_and_resume(tmp_path: Path) -> None:
     report = (run_dir / "report.md").read_text()
     assert "## CISO results (Table 5 layout)" in report and "SRE results" not in report
     assert (
-        "| oracle | 100.00 ± n/a | — | — | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a |"
+        "| oracle | 100.00 ± n/a | — | — | — | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a | 100.00 ± n/a |"
         in report
     )
     assert (
-        "| noop | 0.00 ± n/a | — | — | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | — | 1 | 0 |"
+        "| noop | 0.00 ± n/a | — | — | — | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | 0.00 ± n/a | — | 1 | 0 |"
         in report
     )
     again = CliRunner().invoke(app, args)

@@ -40,9 +40,9 @@ def read_rules() -> list[dict[str, Any]]:
 
 
 def ciso_cluster_rules(task_class: str = "kyverno") -> list[dict[str, Any]]:
-    """The agent's rules for a scenario class: ``k8s-opa`` reads only; the Kyverno classes also
-    write Kyverno policies."""
-    if task_class == "k8s-opa":
+    """The agent's rules for a scenario class: ``k8s-opa`` and ``rhel-opa`` read only; the Kyverno
+    classes also write Kyverno policies."""
+    if task_class in ("k8s-opa", "rhel-opa"):
         return [*read_rules(), SELF_REVIEW]
     return [
         *read_rules(),

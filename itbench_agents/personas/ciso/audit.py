@@ -29,12 +29,13 @@ ALL_STRATEGIES = (*STRATEGIES, *REGO_STRATEGIES)
 
 def applies_to(strategy: str, scenario: CisoScenario) -> bool:
     """Reference agents everywhere; Kyverno strategies on the Kyverno classes (update-only ones on
-    ``kyverno-update``); Rego strategies on ``k8s-opa``."""
+    ``kyverno-update``); Rego strategies on ``k8s-opa`` (``rhel-opa`` has none yet)."""
     if strategy in REFERENCE:
         return True
     if strategy in REGO_STRATEGIES:
         return scenario.task_class == "k8s-opa"
-    return scenario.task_class != "k8s-opa" and applies(strategy, scenario.task_class == "kyverno-update")
+    kyverno = scenario.task_class in ("kyverno", "kyverno-update")
+    return kyverno and applies(strategy, scenario.task_class == "kyverno-update")
 
 
 def agent_name(strategy: str) -> str:

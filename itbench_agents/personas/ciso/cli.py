@@ -58,8 +58,10 @@ def list_ciso(as_json: bool) -> None:
     print_table(t)
 
 
-def validate_ciso_suite(ids: list[str], as_json: bool, seed: int) -> None:
+def validate_ciso_suite(ids: list[str], as_json: bool, seed: int, jobs: int = 1) -> None:
+    from concurrent.futures import ProcessPoolExecutor
     from fnmatch import fnmatchcase
+    from functools import partial
 
     from rich.console import Console
 
@@ -71,7 +73,12 @@ def validate_ciso_suite(ids: list[str], as_json: bool, seed: int) -> None:
         raise typer.Exit(2)
     console = Console(stderr=True)
     results = []
-    for i, s in enumerate(scenarios, 1):
+    if jobs > 1:  # each scenario in its own process (rhel-opa validations mostly wait on playbooks)
+        with ProcessPoolExecutor(jobs) as pool:
+            for i, r in enumerate(pool.map(partial(validate_ciso, seed=seed), scenarios), 1):
+                console.print(f"validated {i}/{len(scenarios)} {r.scenario_id}", highlight=False)
+                results.append(r)
+    for i, s in enumerate(scenarios if jobs <= 1 else [], 1):
         console.print(f"validate {i}/{len(scenarios)} {s.id}", highlight=False)
         results.append(validate_ciso(s, seed=seed))
     if as_json:

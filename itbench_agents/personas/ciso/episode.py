@@ -2,7 +2,8 @@
 
     deploy   the twin with Kyverno running and an OPA beside it (and, for ``kyverno-update``, the
              policies in force)
-    inject   the scenario's namespace and its violating workload
+    inject   the scenario's namespace and its violating workload (``rhel-opa``: the violating RHEL
+             host twin, served for Ansible)
     task     the goal (the paper's template) and a credential that may read the cluster and write
              Kyverno policies, nothing else (``access.py``)
     scores   the policies the agent left in the cluster, read through the API and executed on fresh
@@ -36,6 +37,7 @@ from ...twin.clock import VirtualClock
 from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from .access import ciso_cluster_rules
 from .environment import place_workload, start_cluster
+from .host_score import INVENTORY, find_playbook_answer, host_of, score_playbook
 from .rego_score import RegoScore, find_answer, rego_scores, score_rego
 from .score import PolicyScore, cluster_policies, policy_generated, score_policies
 from .spec import CisoScenario
@@ -58,6 +60,8 @@ class CisoEnvironment:
         self.token: str | None = None
         self.policy_score: PolicyScore | None = None
         self.rego_score: RegoScore | None = None
+        self.host: Any = None
+        """``rhel-opa``: the served violating host (``twin.host.ansible.ServedHost``)."""
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
@@ -71,6 +75,12 @@ class CisoEnvironment:
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
 
     def inject(self) -> list[str]:
+        if self.scenario.task_class == "rhel-opa":
+            from ...twin.host.ansible import ServedHost
+
+            host = host_of(self.scenario, "violating", self.private / "host")
+            self.host = ServedHost(host).start()
+            return [f"created host {host.hostname} (RHEL 9.4)"]
         return place_workload(self.twin, self.scenario, "violating")
 
     def wait_for_alerts(self) -> AlertCheck:
@@ -100,21 +110,31 @@ class CisoEnvironment:
         )
         kubeconfig.chmod(0o600)
         # as the SRE task's: kubectl reads the https server of the kubeconfig, HTTP clients kube_url
+        inventory = None
+        if self.host is not None:
+            from ...twin.host.ansible import inventory_text
+
+            inventory = self.workdir / INVENTORY
+            inventory.write_text(inventory_text([self.host]))
+            inventory.chmod(0o600)
         endpoints = Endpoints(
             kubeconfig=str(kubeconfig.resolve()),
             kube_url=self.twin.endpoints.kube_url,
             opa_url=self.twin.endpoints.opa_url,  # command agents get `opa` on PATH with OPA_URL
+            ansible_inventory=str(inventory.resolve()) if inventory else None,
         )
         endpoints.write(self.workdir / "endpoints.json")
         start_agent_turn(self.twin, limits.wall_time_s)
         return Task(
-            goal=self.scenario.goal(str(kubeconfig.resolve()), str(self.workdir)),
+            goal=self.scenario.goal(
+                str(kubeconfig.resolve()), str(self.workdir), str(inventory.resolve()) if inventory else ""
+            ),
             kind="compliance",
             persona="ciso",
             endpoints=endpoints,
             workdir=str(self.workdir),
             limits=limits,
-            namespaces=[self.scenario.namespace],
+            namespaces=[self.scenario.namespace] if self.scenario.namespace else [],
             on_twin=True,
         )
 
@@ -133,6 +153,15 @@ class CisoEnvironment:
         """Execute the policies the agent left (read with the harness's credential) on fresh
         environments; the agent's own cluster is never trusted for the verdict."""
         assert self.api is not None
+        if self.scenario.task_class == "rhel-opa":  # a playbook and a policy, run against fresh hosts
+            playbook, policy, why = find_playbook_answer(self.workdir)
+            rego = (
+                score_playbook(self.scenario, playbook, policy)
+                if playbook and policy
+                else RegoScore(False, why)
+            )
+            self.rego_score = rego
+            return rego_scores(rego)
         if self.scenario.task_class == "k8s-opa":  # the answer is files: executed on fresh environments
             script, policy, why = find_answer(self.workdir)
             rego = (
@@ -155,6 +184,8 @@ class CisoEnvironment:
         }
 
     def teardown(self) -> None:
+        if self.host is not None:
+            self.host.stop()
         if self.twin is not None:
             self.twin.close()
         shutil.rmtree(self.private, ignore_errors=True)

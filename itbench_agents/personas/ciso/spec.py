@@ -6,7 +6,10 @@ The paper's classes (ITBench §3.1): ``kyverno`` (write a new Kyverno policy for
 ``kyverno-update`` (edit the deployed ClusterPolicies — ``existing`` — so that the one named ``edit``
 also enforces the control, without creating, renaming or changing the others) and ``k8s-opa`` (write
 a kubectl script that collects the evidence into ``collected_data.json`` and a Rego policy whose
-``data.check.result`` is false on a violation; the reference is ``fetcher`` + ``rego``).
+``data.check.result`` is false on a violation; the reference is ``fetcher`` + ``rego``) and
+``rhel-opa`` (the same on a RHEL 9 host: an Ansible playbook collects the evidence; the host's
+state comes from ``host`` and ``host_compliant``, RHEL host twin specs laid over a stock RHEL 9.4;
+the reference is ``playbook`` + ``rego``).
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from ...twin.host.spec import HostSpec
 
 Obj = dict[str, Any]
 CISO_ID = re.compile(r"^ciso/[a-z0-9][a-z0-9-]*-v\d+$")
 CIS_ID = re.compile(r"^5\.\d+\.\d+$")
+CIS_RHEL_ID = re.compile(r"^\d+(\.\d+){1,3}$")
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet")
 
 # the paper's Kyverno goal template, as far as its fragments are published (ITBench
@@ -47,6 +53,23 @@ K8S_OPA_GOAL = (
     "`collected_data.json` in `{workdir}`.\n"
 )
 
+# the paper's RHEL goal (itbench.md §3.3: "given a host name `rhel9_servers`, on RHEL by using Ansible
+# Playbook and OPA Rego policy ... create ansible playbook `playbook.yml` and OPA rego policy
+# `policy.rego` ... `collected_data.json` ... inventory"), in the same frame as K8S_OPA_GOAL
+RHEL_OPA_GOAL = (
+    "I would like to check if the following condition is satisfiled, given a host name `rhel9_servers`, "
+    "on RHEL by using Ansible Playbook and OPA Rego policy\n    {control}\n\n"
+    "To check the condition, do the following steps.\n"
+    "- collect configuration from the RHEL host by Ansible Playbook\n"
+    "- chcek if the conditions are satisfied by OPA Rego policy\n\n"
+    "for those steps, you need to create ansible playbook `playbook.yml` and OPA rego policy "
+    "`policy.rego` (package `check`, a rule `result` that is true when the condition is satisfied and "
+    "false when it is not). The playbook must save the collected data to `collected_data.json` in the "
+    "playbook's folder, which is the policy's input; it is run as `ansible-playbook -i <inventory> "
+    "playbook.yml`.\n\nThe inventory is at `{inventory}` (group `rhel9_servers`). Save `playbook.yml`, "
+    "`policy.rego` and `collected_data.json` in `{workdir}`.\n"
+)
+
 UPDATE_GOAL = (
     "Currently, the following Kyverno policies are deployed in the cluster:\n{policies}\n\n"
     "Please edit them to meet additional security requirements. Please avoid creating new policy "
@@ -60,17 +83,18 @@ class CisoScenario(BaseModel):
 
     id: str
     persona: Literal["ciso"] = "ciso"
-    task_class: Literal["kyverno", "kyverno-update", "k8s-opa"] = Field(alias="class")
+    task_class: Literal["kyverno", "kyverno-update", "k8s-opa", "rhel-opa"] = Field(alias="class")
     name: str
     description: str
     cis: list[str] = Field(min_length=1)
-    """CIS Kubernetes Benchmark ids (v1.9 numbering, as ITBench's "5.2.5 = host network")."""
+    """CIS Kubernetes Benchmark ids (v1.9 numbering, as ITBench's "5.2.5 = host network"); for
+    ``rhel-opa`` CIS RHEL 9 v1.0.0 ids (ITBench's "5.2.12 = SSH X11 forwarding")."""
     control: str
     """The control's text, as the goal states it."""
-    namespace: str
-    violating: list[Obj] = Field(min_length=1)
+    namespace: str = ""
+    violating: list[Obj] = Field(default_factory=list)
     """The injected workload(s) that violate the control; their reports are what the scorer reads."""
-    compliant: list[Obj] = Field(min_length=1)
+    compliant: list[Obj] = Field(default_factory=list)
     """The same workload(s), compliant (plus any object that makes them so, e.g. a NetworkPolicy):
     a right policy reports no failure for them."""
     reference: list[Obj] = Field(default_factory=list)
@@ -80,7 +104,15 @@ class CisoScenario(BaseModel):
     """``k8s-opa``: the reference ``script.sh`` (kubectl, no kubeconfig arguments) that writes
     ``collected_data.json`` (oracle and validation only)."""
     rego: str | None = None
-    """``k8s-opa``: the reference ``policy.rego`` (``package check``; ``result`` false on a violation)."""
+    """``k8s-opa``, ``rhel-opa``: the reference ``policy.rego`` (``package check``; ``result`` false
+    on a violation)."""
+    host: HostSpec | None = None
+    """``rhel-opa``: the violating host, as changes to a stock RHEL 9.4 (``twin/host/spec.py``)."""
+    host_compliant: HostSpec | None = None
+    """``rhel-opa``: the compliant host, as changes to a stock RHEL 9.4."""
+    playbook: str | None = None
+    """``rhel-opa``: the reference ``playbook.yml`` that writes ``collected_data.json`` (oracle and
+    validation only)."""
     existing: list[Obj] = Field(default_factory=list)
     """``kyverno-update``: the ClusterPolicies deployed before the agent starts."""
     edit: str | None = None
@@ -98,7 +130,12 @@ class CisoScenario(BaseModel):
 
     @field_validator("cis")
     @classmethod
-    def _cis(cls, v: list[str]) -> list[str]:
+    def _cis(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("task_class") == "rhel-opa":
+            bad = [c for c in v if not CIS_RHEL_ID.match(c)]
+            if bad:
+                raise ValueError(f"CIS RHEL 9 ids look like '5.2.12' or '1.6.1.4', got {bad}")
+            return v
         bad = [c for c in v if not CIS_ID.match(c)]
         if bad:
             raise ValueError(f"CIS Kubernetes ids look like '5.2.5', got {bad}")
@@ -106,6 +143,21 @@ class CisoScenario(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> CisoScenario:
+        if self.task_class == "rhel-opa":
+            if self.violating or self.compliant or self.namespace or self.reference or self.fetcher:
+                raise ValueError(
+                    "a rhel-opa scenario's states are `host` and `host_compliant` (no workloads, "
+                    "namespace, Kyverno policies or fetcher)"
+                )
+            if self.host is None or self.host_compliant is None or not self.playbook or not self.rego:
+                raise ValueError(
+                    "a rhel-opa scenario needs `host`, `host_compliant`, and the reference `playbook` and `rego`"
+                )
+            return self
+        if self.host is not None or self.host_compliant is not None or self.playbook:
+            raise ValueError("only rhel-opa scenarios have `host`, `host_compliant` and `playbook`")
+        if not self.namespace or not self.violating or not self.compliant:
+            raise ValueError("a Kubernetes scenario needs `namespace`, `violating` and `compliant`")
         for field, docs in (("violating", self.violating), ("compliant", self.compliant)):
             for doc in docs:
                 meta = doc.get("metadata") or {}
@@ -154,7 +206,9 @@ class CisoScenario(BaseModel):
             return list(self.reference)
         return [self.reference[0] if _name(d) == self.edit else d for d in self.existing]
 
-    def goal(self, kubeconfig: str, workdir: str = ".") -> str:
+    def goal(self, kubeconfig: str, workdir: str = ".", inventory: str = "inventory.ini") -> str:
+        if self.task_class == "rhel-opa":
+            return RHEL_OPA_GOAL.format(control=self.control, inventory=inventory, workdir=workdir)
         if self.task_class == "k8s-opa":
             return K8S_OPA_GOAL.format(
                 control=self.control, kubeconfig=kubeconfig, namespace=self.namespace, workdir=workdir

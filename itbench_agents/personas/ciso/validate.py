@@ -2,7 +2,8 @@
 policy is one Kyverno accepts, detects the violation on the violating workload, reports no failure
 on the compliant one, and without any policy nothing is detected (a noop agent scores zero). For
 ``k8s-opa``: the reference script collects JSON on both variants, the reference policy says false on
-the violating one and true on the compliant one, and neither constant answer passes both."""
+the violating one and true on the compliant one, and neither constant answer passes both; the same
+for ``rhel-opa`` with the reference playbook run against the violating and the compliant host."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from .spec import CisoScenario
 def validate_ciso(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
     if scenario.task_class == "k8s-opa":
         return validate_k8s_opa(scenario, seed)
+    if scenario.task_class == "rhel-opa":
+        return validate_rhel_opa(scenario)
     out = ValidationResult(scenario.id)
     nothing = assess(reports(bring_up(scenario, "violating", seed=seed)), scenario.targets())
     out.checks.append(
@@ -85,4 +88,30 @@ def validate_k8s_opa(scenario: CisoScenario, seed: int = 0) -> ValidationResult:
         out.checks.append(
             Check(f"a policy that always says {constant} does not pass both", not blind.strict, "")
         )
+    return out
+
+
+def validate_rhel_opa(scenario: CisoScenario) -> ValidationResult:
+    """The reference playbook collects JSON from both hosts (run once per host), the reference policy
+    says false on the violating one and true on the compliant one, and neither constant answer
+    passes both."""
+    from .host_score import collect_host
+    from .rego_score import decide
+
+    out = ValidationResult(scenario.id)
+    assert scenario.playbook is not None and scenario.rego is not None
+    collected = [collect_host(scenario, v, scenario.playbook) for v in ("violating", "compliant")]
+    v, c = (decide(x, scenario.rego) for x in collected)
+    out.checks.append(
+        Check(
+            "reference playbook collects JSON", v.data_ok and c.data_ok, "; ".join(x.why for x in collected)
+        )
+    )
+    out.checks.append(Check("reference policy says false on the violating host", v.decision is False, v.why))
+    out.checks.append(Check("reference policy says true on the compliant host", c.decision is True, c.why))
+    for constant in ("false", "true"):
+        rego = f"package check\nimport rego.v1\nresult := {constant}\n"
+        bv, bc = (decide(x, rego) for x in collected)
+        strict = bv.decision is False and bc.decision is True
+        out.checks.append(Check(f"a policy that always says {constant} does not pass both", not strict, ""))
     return out
