@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..harness.limits import LimitExceeded
-from .agent_commands import install_commands
+from .agent_commands import command_env, command_mounts, install_commands
 from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task
 from .sandbox import (
     MARKER,
@@ -113,8 +113,7 @@ class CommandAgent:
         out_file = work / "agent_output.json"
         env = scrubbed_env({**self.environment(task, events_file), MARKER: marker}, home=work)
         binds = list(self.binds)
-        if task.endpoints.opa_url:  # only where the scenario runs an OPA
-            env["OPA_URL"] = task.endpoints.opa_url
+        env = command_env(task.endpoints, env, work)
         if install_commands(task.endpoints, bin_dir):
             env["PATH"] = f"{bin_dir}:{env['PATH']}"
             binds.append(str(bin_dir))
@@ -128,6 +127,7 @@ class CommandAgent:
                     env=env,
                     binds=binds,
                     hide=[*self.hidden, *map(str, harness_paths())],
+                    mounts=command_mounts(task.endpoints),
                 )
             )
         if mode == "none" and self.sandbox == "auto":

@@ -143,10 +143,10 @@ for _name, _what in (
 
 
 for _name, _what in (
-    ("rego-always-false", "k8s-opa: a policy that always says false"),
-    ("rego-always-true", "k8s-opa: a policy that always says true"),
-    ("rego-nonempty", "k8s-opa: a policy that says false whenever anything was fetched"),
-    ("rego-constant-data", "k8s-opa: the catalogue's policy on a constant file, not the cluster"),
+    ("rego-always-false", "k8s-opa, rhel-opa: a policy that always says false"),
+    ("rego-always-true", "k8s-opa, rhel-opa: a policy that always says true"),
+    ("rego-nonempty", "k8s-opa, rhel-opa: a policy that says false whenever anything was fetched"),
+    ("rego-constant-data", "k8s-opa, rhel-opa: the catalogue's policy on a constant file, not the cluster"),
 ):
     register(
         f"audit-ciso-{_name}",

@@ -131,8 +131,11 @@ def bwrap_argv(
     env: dict[str, str],
     binds: Iterable[str] = (),
     hide: Iterable[str | Path] = (),
+    mounts: Iterable[tuple[str, str]] = (),
 ) -> list[str]:
-    """The ``bwrap`` command line that runs ``command`` as the module docstring describes."""
+    """The ``bwrap`` command line that runs ``command`` as the module docstring describes.
+    ``mounts``: (source, destination) pairs bound read-only where the source is not (e.g. a
+    program's libraries under ``/tmp``)."""
     exe = shutil.which("bwrap") or "bwrap"
     argv = [exe, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
     bound: list[Path] = []
@@ -156,6 +159,8 @@ def bwrap_argv(
         argv += ["--ro-bind", str(b), str(b)]
     bound += extra
     argv += ["--bind", str(work), str(work)]
+    for src, dst in mounts:
+        argv += ["--ro-bind", src, dst]
     for h in hide:
         hp = Path(h).resolve()
         if hp.is_dir() and _under(hp, bound) and not _under(work, [hp]):

@@ -103,3 +103,29 @@ def test_k8s_opa_library_upper_bound_of_retrieval() -> None:
         if s.task_class == "k8s-opa" and not score_rego(s, *_k8s_opa_answer(s.id)).strict
     ]
     assert missed == []
+
+
+def test_rhel_controls_find_their_entry_from_the_goal_alone() -> None:
+    from itbench_agents.agents.ciso_catalogue.rhel import best_rhel_entry, rhel_answer, rhel_catalogue
+
+    assert len({e["cis"] for e in rhel_catalogue()}) == len(rhel_catalogue())
+    for s in ciso_library():
+        if s.task_class == "rhel-opa":
+            entry = best_rhel_entry(control_text(s.goal("/w/kubeconfig", "/w", "/w/inventory.ini")))
+            assert entry is not None and [entry["cis"]] == s.cis, s.id
+            playbook, policy = rhel_answer(entry)
+            assert "hosts: rhel9_servers" in playbook and policy.startswith("package check\n")
+    assert best_rhel_entry("Ensure the bootloader password is set.") is None
+
+
+@pytest.mark.slow
+def test_rhel_answers_pass_on_both_hosts() -> None:
+    from itbench_agents.agents.ciso_catalogue.rhel import best_rhel_entry, rhel_answer
+    from itbench_agents.personas.ciso.host_score import score_playbook
+
+    for sid in ("ciso/rhel-opa-passwd-permissions-v1", "ciso/rhel-opa-audit-logs-kept-v1"):
+        s = next(x for x in ciso_library() if x.id == sid)
+        entry = best_rhel_entry(s.control)
+        assert entry is not None
+        score = score_playbook(s, *rhel_answer(entry))
+        assert score.strict, (sid, score)

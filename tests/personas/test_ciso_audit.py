@@ -15,7 +15,14 @@ from itbench_agents.agents.audit.ciso_rego import REGO_STRATEGIES
 from itbench_agents.personas.ciso.audit import ALL_STRATEGIES, CisoAudit, audit_direct, run_ciso_audit
 from itbench_agents.personas.ciso.library import ciso_library
 
-LIBRARY = ciso_library()
+RHEL_SAMPLE = {
+    "ciso/rhel-opa-ssh-x11-forwarding-v1",
+    "ciso/rhel-opa-ip-forwarding-v1",
+    "ciso/rhel-opa-shadow-permissions-v1",
+}
+"""Each rhel-opa scenario costs four playbook runs here; the whole rhel-opa library is audited by
+``itbench scenarios audit --suite ciso 'ciso/rhel-opa-*'`` (see the issue notes for its figures)."""
+LIBRARY = [s for s in ciso_library() if s.task_class != "rhel-opa" or s.id in RHEL_SAMPLE]
 PAIR = ["ciso/kyverno-host-path-v1", "ciso/kyverno-update-seccomp-v1", "ciso/k8s-opa-host-path-v1"]
 
 
@@ -25,7 +32,8 @@ def test_no_blind_strategy_scores_strict_anywhere_in_the_library() -> None:
     assert res.ok, res.problems()
     new = {s.id for s in LIBRARY if s.task_class == "kyverno"}
     update = {s.id for s in LIBRARY if s.task_class == "kyverno-update"}
-    opa = {s.id for s in LIBRARY if s.task_class == "k8s-opa"}
+    opa = {s.id for s in LIBRARY if s.task_class in ("k8s-opa", "rhel-opa")}
+    assert opa > RHEL_SAMPLE
     for name, (_, everywhere) in STRATEGIES.items():
         assert set(res.tallies[name].applicable) == (new | update if everywhere else update), name
     for name in REGO_STRATEGIES:

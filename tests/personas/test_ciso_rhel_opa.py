@@ -125,3 +125,48 @@ def test_oracle_and_noop_through_itbench_run(tmp_path: Path) -> None:
     report = (tmp_path / "run" / "report.md").read_text()
     assert "| oracle | — | — | 100.00 ± n/a | — | 100.00 ± n/a |" in report
     assert "| noop | — | — | 0.00 ± n/a | — | 0.00 ± n/a |" in report
+
+
+AGENT = r"""#!/bin/sh
+# a command agent: writes a playbook and a policy, runs them with the commands the harness gives it
+cd "$ITBENCH_WORKDIR"
+cat > playbook.yml <<'YML'
+- hosts: rhel9_servers
+  gather_facts: false
+  tasks:
+    - {command: sshd -T, register: sshd, changed_when: false}
+    - ansible.builtin.copy:
+        content: "{{ {'x11': sshd.stdout_lines | select('match', '^x11forwarding ') | first} | to_json }}"
+        dest: "{{ playbook_dir }}/collected_data.json"
+      delegate_to: localhost
+YML
+printf 'package check\nimport rego.v1\n\ndefault result := false\n\nresult if input.x11 == "x11forwarding no"\n' > candidate.rego
+ansible-playbook -i inventory.ini playbook.yml >&2 || exit 3
+# keep the policy only when the tools answered inside the sandbox: the host violates, OPA says false
+[ "$(opa eval --data candidate.rego --input collected_data.json data.check.result --format raw)" = false ] || exit 4
+mv candidate.rego policy.rego
+"""
+
+
+@needs_host
+@pytest.mark.slow
+def test_a_command_agent_gets_ansible_playbook_and_opa(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text(AGENT)
+    script.chmod(0o755)
+    args = [
+        "run",
+        "--suite",
+        "ciso",
+        "-s",
+        X11,
+        "-a",
+        "command",
+        "--command",
+        str(script),
+        "--run-dir",
+        str(tmp_path / "run"),
+    ]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "compliance (strict) 1/1, errors 0" in res.output, res.output

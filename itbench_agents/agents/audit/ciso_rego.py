@@ -1,6 +1,8 @@
-"""Blind answers to ``k8s-opa`` scenarios (``itbench scenarios audit --suite ciso``): each must score
-0 on the strict column. A strategy sees only the goal (the control's text, the namespace) and returns
-the ``script.sh`` and ``policy.rego`` it leaves.
+"""Blind answers to ``k8s-opa`` and ``rhel-opa`` scenarios (``itbench scenarios audit --suite ciso``):
+each must score 0 on the strict column. A strategy sees only the goal (the control's text, the
+namespace) and returns the ``script.sh`` — on RHEL the ``playbook.yml`` — and the ``policy.rego`` it
+leaves. On RHEL "fetched" means the catalogue's playbook for the control (or ``sshd -T`` when the
+catalogue has none) and the constant file is ``{}`` written on the controller.
 
 =========================  ================================================================
 strategy                   what it leaves
@@ -18,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..base import AgentConfig, AgentOutput, EventSink, Task
-from ..ciso_catalogue import FETCH, NAMESPACE, best_entry, control_text, rego_answer
-from ..rego_answer import leave_rego_answer
+from ..ciso_catalogue import FETCH, NAMESPACE, RHEL_MARK, best_entry, control_text, rego_answer
+from ..ciso_catalogue.rhel import HEAD, SAVE, best_rhel_entry, rhel_answer
+from ..rego_answer import leave_playbook_answer, leave_rego_answer
 
 ALWAYS = "package check\nimport rego.v1\n\nresult := {value}\n"
 
@@ -30,6 +33,12 @@ def _namespace(goal: str) -> str:
 
 
 def _fetch(goal: str) -> str:
+    if RHEL_MARK in goal:
+        entry = best_rhel_entry(control_text(goal))
+        if entry is not None:
+            return rhel_answer(entry)[0]
+        task = "    - {command: sshd -T, register: sshd, changed_when: false}\n"
+        return HEAD.format(cis="?") + task + SAVE.format(content="{'sshd': sshd.stdout_lines}")
     return "#!/bin/bash\n" + FETCH["workloads"].format(ns=_namespace(goal)) + " > collected_data.json\n"
 
 
@@ -42,10 +51,22 @@ def _always_true(goal: str) -> tuple[str, str]:
 
 
 def _nonempty(goal: str) -> tuple[str, str]:
+    if RHEL_MARK in goal:
+        return _fetch(goal), "package check\nimport rego.v1\n\nresult := count(input) == 0\n"
     return _fetch(goal), "package check\nimport rego.v1\n\nresult := count(input.items) == 0\n"
 
 
+CONSTANT_PLAYBOOK = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.copy: {content: "{}", dest: "{{ playbook_dir }}/collected_data.json"}
+"""
+
+
 def _constant_data(goal: str) -> tuple[str, str]:
+    if RHEL_MARK in goal:
+        rhel = best_rhel_entry(control_text(goal))
+        return CONSTANT_PLAYBOOK, rhel_answer(rhel)[1] if rhel else ALWAYS.format(value="false")
     entry = best_entry(control_text(goal))
     answer = rego_answer(entry, _namespace(goal)) if entry else None
     policy = answer[1] if answer else ALWAYS.format(value="false")
@@ -70,9 +91,13 @@ class RegoAuditAgent:
         self.name = f"audit-ciso-{strategy}"
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
+        if RHEL_MARK in task.goal:
+            return leave_playbook_answer(
+                task, *rego_answer_of(self.strategy, task.goal), events, strategy=self.strategy
+            )
         if "by OPA Rego policy" not in task.goal:
             return AgentOutput(
-                extra={"strategy": self.strategy, "skipped": "applies to k8s-opa scenarios only"}
+                extra={"strategy": self.strategy, "skipped": "applies to the OPA classes only"}
             )
         return leave_rego_answer(
             task, *rego_answer_of(self.strategy, task.goal), events, strategy=self.strategy

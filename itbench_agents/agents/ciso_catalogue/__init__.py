@@ -4,7 +4,9 @@
     CIS Kubernetes §5 → Kyverno rules on Pods) ──▶ a new ClusterPolicy of those rules (``kyverno``)
     or those rules added to the deployed policy that resembles them most (``kyverno-update``), or
     (``k8s-opa``) a kubectl ``script.sh`` for the goal's namespace and a ``policy.rego`` of the entry's
-    Rego rules (``rego.yaml``), run once to leave ``collected_data.json``
+    Rego rules (``rego.yaml``), run once to leave ``collected_data.json``; or (``rhel-opa``) the
+    entry of ``rhel.yaml`` (CIS RHEL 9 → what to collect, what decides) as a ``playbook.yml`` and a
+    ``policy.rego`` (``rhel.py``), the playbook run once against the task's inventory
 
 It reads only the goal and the cluster, through the agent's credential; it never sees the scenario.
 The policy it deployed is also left in ``policy.yaml`` in the work folder.
@@ -30,6 +32,7 @@ Obj = dict[str, Any]
 HOST = re.compile(r"\b([a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,}|[a-z0-9-]+\.(?:com|io|org|net|dev|local))\b")
 UPDATE_MARK = "The additional requirement:"
 OPA_MARK = "by OPA Rego policy"
+RHEL_MARK = "by using Ansible Playbook and OPA Rego policy"
 NAMESPACE = re.compile(r"namespace `([a-z0-9][a-z0-9-]*)`")
 FETCH = {
     "workloads": "kubectl get pods,deployments,statefulsets,daemonsets,jobs,cronjobs -n {ns} -o json",
@@ -190,8 +193,10 @@ class CisoCatalogueAgent:
     name = "ciso-catalogue"
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
-        api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
         control = control_text(task.goal)
+        if RHEL_MARK in task.goal:
+            return self._rhel_opa(task, control, events)
+        api = KubeApi.from_kubeconfig(task.endpoints.kube_url, task.endpoints.kubeconfig)
         entry = best_entry(control)
         events(
             {
@@ -222,6 +227,21 @@ class CisoCatalogueAgent:
             steps=2,
             extra={"cis": entry.cis, "policy": policy["metadata"]["name"]},
         )
+
+    def _rhel_opa(self, task: Task, control: str, events: EventSink) -> AgentOutput:
+        from ..rego_answer import leave_playbook_answer
+        from .rhel import best_rhel_entry, rhel_answer
+
+        entry = best_rhel_entry(control)
+        events(
+            {
+                "type": "agent_message",
+                "content": f"control: {control!r} → {entry['cis'] if entry else 'no entry'}",
+            }
+        )
+        if entry is None:
+            return AgentOutput(extra={"cis": None, "reason": "no RHEL catalogue entry matches the control"})
+        return leave_playbook_answer(task, *rhel_answer(entry), events, cis=entry["cis"])
 
     def _k8s_opa(self, task: Task, entry: Entry, events: EventSink) -> AgentOutput:
         m = NAMESPACE.search(task.goal)

@@ -19,6 +19,7 @@ from pathlib import Path
 from ...agents.audit.ciso import STRATEGIES, View, applies, final_policies
 from ...agents.audit.ciso_rego import REGO_STRATEGIES, rego_answer_of
 from ...harness.records import AgentSpec, EpisodeRecord, RunConfig
+from .host_score import collect_host
 from .rego_score import Collected, RegoScore, collect, decide
 from .score import score_policies
 from .spec import CisoScenario
@@ -29,11 +30,11 @@ ALL_STRATEGIES = (*STRATEGIES, *REGO_STRATEGIES)
 
 def applies_to(strategy: str, scenario: CisoScenario) -> bool:
     """Reference agents everywhere; Kyverno strategies on the Kyverno classes (update-only ones on
-    ``kyverno-update``); Rego strategies on ``k8s-opa`` (``rhel-opa`` has none yet)."""
+    ``kyverno-update``); Rego strategies on ``k8s-opa`` and ``rhel-opa``."""
     if strategy in REFERENCE:
         return True
     if strategy in REGO_STRATEGIES:
-        return scenario.task_class == "k8s-opa"
+        return scenario.task_class in ("k8s-opa", "rhel-opa")
     kyverno = scenario.task_class in ("kyverno", "kyverno-update")
     return kyverno and applies(strategy, scenario.task_class == "kyverno-update")
 
@@ -106,11 +107,15 @@ def audit_direct(
             if not applies_to(name, s):
                 continue
             if name in REGO_STRATEGIES:
-                script, policy = rego_answer_of(name, s.goal("/work/kubeconfig", "/work"))
+                script, policy = rego_answer_of(
+                    name, s.goal("/work/kubeconfig", "/work", "/work/inventory.ini")
+                )
                 runs = []
                 for variant in ("violating", "compliant"):
                     key = (variant, script)
-                    if key not in collected:
+                    if key not in collected and s.task_class == "rhel-opa":
+                        collected[key] = collect_host(s, variant, script)
+                    elif key not in collected:
                         collected[key] = collect(s, variant, script, seed=seed)
                     runs.append(decide(collected[key], policy))
                 rego = RegoScore(True, "", runs[0], runs[1])

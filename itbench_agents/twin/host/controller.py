@@ -15,6 +15,7 @@ import importlib.metadata as metadata
 import os
 import re
 import secrets
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -36,9 +37,10 @@ from .ansible import PLUGINS, ansible_env
 SITE = "/tmp/.itbench-ansible/site"
 PLUGIN_DIR = "/tmp/.itbench-ansible/plugins"
 LAUNCH = (
-    "import sys; sys.path[:0] = [{site!r}]; sys.argv[0] = 'ansible-playbook'; "
-    "from ansible.cli.playbook import main; sys.exit(main())"
+    "import os, sys; sys.path[:0] = [{site!r} if os.path.isdir({site!r}) else {fallback!r}]; "
+    "sys.argv[0] = 'ansible-playbook'; from ansible.cli.playbook import main; sys.exit(main())"
 )
+"""ansible-core from :data:`SITE` inside the sandbox; from where it is installed without one."""
 PLAYBOOK_TIMEOUT_S = 120.0
 """How long an agent's playbook may run in the evaluator (ITBench's harness wraps agents in 200 s)."""
 
@@ -75,7 +77,23 @@ def base_python() -> Path:
 
 
 def controller_command(args: Iterable[str]) -> list[str]:
-    return [str(base_python()), "-S", "-c", LAUNCH.format(site=SITE), *args]
+    import ansible
+
+    fallback = str(Path(ansible.__file__).resolve().parents[1])
+    return [str(base_python()), "-S", "-c", LAUNCH.format(site=SITE, fallback=fallback), *args]
+
+
+def wrapper_script() -> str:
+    """``ansible-playbook`` for a command agent's PATH inside the sandbox (with :func:`controller_mounts`
+    and :func:`controller_env`)."""
+    return "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in controller_command([])) + ' "$@"\n'
+
+
+def controller_env(env: dict[str, str], workdir: Path) -> dict[str, str]:
+    """``env`` plus what ``ansible-playbook`` needs inside the sandbox: the ``itbench_host``
+    connection where :func:`controller_mounts` binds it, its files in ``workdir``."""
+    plugins = f"{PLUGIN_DIR}:{PLUGINS / 'connection'}"  # the second where there is no sandbox
+    return {**ansible_env(env, workdir), "ANSIBLE_CONNECTION_PLUGINS": plugins}
 
 
 def controller_mounts() -> list[tuple[str, str]]:
@@ -101,11 +119,16 @@ def run_playbook(
     argv = controller_command(["-i", inventory, playbook])
     options = b""
     if sandbox and resolve_mode("auto") == "bwrap":
-        env["ANSIBLE_CONNECTION_PLUGINS"] = PLUGIN_DIR
-        inner = bwrap_argv(argv, workdir=workdir, env=env, hide=[str(p) for p in harness_paths()])
-        cut = inner.index("--chdir")
-        binds = [a for src, dst in controller_mounts() for a in ("--ro-bind", src, dst)]
-        argv, options = hidden_options([*inner[:cut], *binds, *inner[cut:]])
+        env = controller_env(env, workdir)
+        argv, options = hidden_options(
+            bwrap_argv(
+                argv,
+                workdir=workdir,
+                env=env,
+                hide=[str(p) for p in harness_paths()],
+                mounts=controller_mounts(),
+            )
+        )
     out_path = workdir / ".ansible-output"
     with out_path.open("wb") as out:
         proc = start_process(argv, options, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
