@@ -147,6 +147,7 @@ for _name, _what in (
     ("rego-always-true", "k8s-opa, rhel-opa: a policy that always says true"),
     ("rego-nonempty", "k8s-opa, rhel-opa: a policy that says false whenever anything was fetched"),
     ("rego-constant-data", "k8s-opa, rhel-opa: the catalogue's policy on a constant file, not the cluster"),
+    ("rhel-remediate", "rhel-opa: the catalogue's playbook, fixing the host before it collects"),
 ):
     register(
         f"audit-ciso-{_name}",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from ciso_policies import HOST_NETWORK_POLICY
 
@@ -149,3 +150,43 @@ def test_k8s_opa_script_and_policy_after_feedback_from_opa(tmp_path: Path) -> No
     assert "data.check.result is true on the collected data" in traj and "must not name a kubeconfig" in traj
     work = ep / "work"
     assert (work / "policy.rego").read_text() == RIGHT_REGO and (work / "collected_data.json").is_file()
+
+
+RHEL = "ciso/rhel-opa-ssh-x11-forwarding-v1"
+RHEL_PLAYBOOK = """- hosts: rhel9_servers
+  gather_facts: false
+  tasks:
+    - {command: sshd -T, register: sshd, changed_when: false}
+    - ansible.builtin.copy:
+        content: "{{ {'sshd': dict(sshd.stdout_lines | map('split', ' ', 1))} | to_json }}"
+        dest: "{{ playbook_dir }}/collected_data.json"
+      delegate_to: localhost
+"""
+RHEL_REGO = (
+    'package check\nimport rego.v1\n\ndefault result := false\n\nresult if input.sshd.x11forwarding == "no"\n'
+)
+
+
+def _play(playbook: str, rego: str) -> str:
+    return f"The playbook:\n\n```yaml\n{playbook}```\n\nThe policy:\n\n```rego\n{rego}```\n"
+
+
+@pytest.mark.slow  # three ansible-playbook runs in the episode, two in its evaluation
+def test_rhel_opa_playbook_and_policy_after_feedback(tmp_path: Path) -> None:
+    rec, ep = _run(
+        tmp_path,
+        RHEL,
+        [
+            _play("hosts: rhel9_servers\n", RHEL_REGO),  # not a list of plays
+            _play(RHEL_PLAYBOOK.replace("sshd -T", "sshd -Q"), RHEL_REGO),  # the playbook fails
+            _play(RHEL_PLAYBOOK, "package check\nimport rego.v1\nresult := true\n"),  # finds no violation
+            _play(RHEL_PLAYBOOK, RHEL_REGO),
+        ],
+        options={"max_retries": 4},
+    )
+    assert rec.scores["strict"].value == 1.0, rec.scores
+    out = _output(ep)
+    assert out["extra"]["attempts"] == 4 and out["extra"]["termination"] == "completed"
+    traj = (ep / "trajectory.jsonl").read_text()
+    assert "must be a list of plays" in traj and "ansible-playbook exited with status 2" in traj
+    assert "does playbook.yml collect what the condition is about" in traj

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from itbench_agents.agents.audit.ciso import STRATEGIES
-from itbench_agents.agents.audit.ciso_rego import REGO_STRATEGIES
+from itbench_agents.agents.audit.ciso_rego import REGO_STRATEGIES, RHEL_ONLY
 from itbench_agents.personas.ciso.audit import ALL_STRATEGIES, CisoAudit, audit_direct, run_ciso_audit
 from itbench_agents.personas.ciso.library import ciso_library
 
@@ -36,8 +36,11 @@ def test_no_blind_strategy_scores_strict_anywhere_in_the_library() -> None:
     assert opa > RHEL_SAMPLE
     for name, (_, everywhere) in STRATEGIES.items():
         assert set(res.tallies[name].applicable) == (new | update if everywhere else update), name
+    rhel = {s.id for s in LIBRARY if s.task_class == "rhel-opa"}
     for name in REGO_STRATEGIES:
-        assert set(res.tallies[name].applicable) == opa, name
+        assert set(res.tallies[name].applicable) == (rhel if name in RHEL_ONLY else opa), name
+    # remediating instead of assessing: the evidence is compliant, so nothing is detected
+    assert set(res.tallies["rhel-remediate"].detected) == set()
     # the paper's pass alone is fooled: a deny-everything policy "detects" every new-policy violation
     assert set(res.tallies["deny-everything"].detected) == new
     assert set(res.tallies["deny-all-edit"].detected) == update
@@ -52,6 +55,9 @@ def test_through_the_harness_the_verdicts_are_the_same(tmp_path: Path) -> None:
     assert episodes.ok, episodes.problems()
     direct = audit_direct([s for s in LIBRARY if s.id in PAIR])
     for name in ALL_STRATEGIES:
+        if name not in direct.tallies:  # applies to none of PAIR (rhel-remediate: rhel-opa only)
+            assert name not in episodes.tallies, name
+            continue
         got, want = episodes.tallies[name], direct.tallies[name]
         assert (sorted(got.applicable), sorted(got.detected), sorted(got.strict)) == (
             sorted(want.applicable),

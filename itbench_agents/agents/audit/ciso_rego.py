@@ -12,6 +12,8 @@ rego-always-true           the same fetch; a policy that always says true
 rego-nonempty              the same fetch; false whenever anything was fetched
 rego-constant-data         the catalogue's policy for the control, on a constant empty list
                            written without asking the cluster
+rhel-remediate             (rhel-opa only) the catalogue's playbook and policy, the playbook
+                           first making the host comply (remediation instead of assessment)
 =========================  ================================================================
 """
 
@@ -21,7 +23,7 @@ from collections.abc import Callable
 
 from ..base import AgentConfig, AgentOutput, EventSink, Task
 from ..ciso_catalogue import FETCH, NAMESPACE, RHEL_MARK, best_entry, control_text, rego_answer
-from ..ciso_catalogue.rhel import HEAD, SAVE, best_rhel_entry, rhel_answer
+from ..ciso_catalogue.rhel import HEAD, SAVE, best_rhel_entry, remediating_answer, rhel_answer
 from ..rego_answer import leave_playbook_answer, leave_rego_answer
 
 ALWAYS = "package check\nimport rego.v1\n\nresult := {value}\n"
@@ -73,12 +75,22 @@ def _constant_data(goal: str) -> tuple[str, str]:
     return "#!/bin/bash\necho '{\"items\": []}' > collected_data.json\n", policy
 
 
+def _remediate(goal: str) -> tuple[str, str]:
+    entry = best_rhel_entry(control_text(goal))
+    if entry is None:
+        return _fetch(goal), ALWAYS.format(value="false")
+    return remediating_answer(entry)
+
+
 REGO_STRATEGIES: dict[str, Callable[[str], tuple[str, str]]] = {
     "rego-always-false": _always_false,
     "rego-always-true": _always_true,
     "rego-nonempty": _nonempty,
     "rego-constant-data": _constant_data,
+    "rhel-remediate": _remediate,
 }
+RHEL_ONLY = frozenset({"rhel-remediate"})
+"""Strategies that answer rhel-opa goals only."""
 
 
 def rego_answer_of(strategy: str, goal: str) -> tuple[str, str]:
@@ -95,7 +107,7 @@ class RegoAuditAgent:
             return leave_playbook_answer(
                 task, *rego_answer_of(self.strategy, task.goal), events, strategy=self.strategy
             )
-        if "by OPA Rego policy" not in task.goal:
+        if "by OPA Rego policy" not in task.goal or self.strategy in RHEL_ONLY:
             return AgentOutput(
                 extra={"strategy": self.strategy, "skipped": "applies to the OPA classes only"}
             )
@@ -118,3 +130,7 @@ def make_rego_nonempty(config: AgentConfig) -> RegoAuditAgent:
 
 def make_rego_constant_data(config: AgentConfig) -> RegoAuditAgent:
     return RegoAuditAgent("rego-constant-data")
+
+
+def make_rhel_remediate(config: AgentConfig) -> RegoAuditAgent:
+    return RegoAuditAgent("rhel-remediate")

@@ -150,3 +150,45 @@ def rhel_answer(entry: Entry) -> tuple[str, str]:
     playbook = HEAD.format(cis=entry["cis"]) + task + SAVE.format(content=content)
     body = "\n".join(f"  {c}" for c in checks)
     return playbook, REGO_HEAD + prelude + f"result if {{\n{body}\n}}\n"
+
+
+def remediation_tasks(entry: Entry) -> str:
+    """Tasks that would make a host comply with the entry's control (a remediating playbook's part:
+    the audit's ``rhel-remediate`` strategy fixes the host before collecting, instead of assessing)."""
+    if "sshd" in entry:
+        spec = entry["sshd"]
+        value = spec["allowed"][0] if "allowed" in spec else spec.get("max", "/etc/issue.net")
+        return f"""    - ansible.builtin.copy: {{content: "{spec["key"]} {value}\\n", dest: /etc/ssh/sshd_config.d/00-cis.conf}}
+"""
+    if "sysctl" in entry:
+        pairs = " ".join(f"{k}={v}" for k, v in entry["sysctl"].items())
+        return f"    - ansible.builtin.command: sysctl -w {pairs}\n"
+    if "stat" in entry:
+        spec = entry["stat"]
+        mode = spec.get("mode") or spec["at_most"]
+        return f'    - ansible.builtin.file: {{path: {spec["path"]}, mode: "{mode}", owner: root, group: root}}\n'
+    if "setting" in entry:
+        spec = entry["setting"]
+        value = spec["allowed"][0].lower() if "allowed" in spec else spec.get("max", spec.get("min"))
+        sep = " = " if spec["sep"] == "=" else " "
+        return (
+            f"    - ansible.builtin.lineinfile: {{path: {spec['file']}, regexp: '^\\s*{spec['key']}', "
+            f"line: '{spec['key']}{sep}{value}'}}\n"
+        )
+    if "enabled" in entry:
+        return f"    - ansible.builtin.systemd: {{name: {entry['enabled']}, enabled: true, state: started}}\n"
+    if "module" in entry:
+        name = entry["module"]
+        return f'    - ansible.builtin.copy: {{content: "install {name} /bin/false\\n", dest: /etc/modprobe.d/{name}.conf}}\n'
+    if "crypto" in entry:
+        return "    - ansible.builtin.command: update-crypto-policies --set DEFAULT\n"
+    if "package" in entry:
+        return f"    - ansible.builtin.dnf: {{name: {entry['package']}, state: present}}\n"
+    return "    - ansible.builtin.command: setenforce 1\n"  # selinux
+
+
+def remediating_answer(entry: Entry) -> tuple[str, str]:
+    """The entry's playbook with the remediation first, and its policy."""
+    playbook, policy = rhel_answer(entry)
+    head, tasks = playbook.split("  tasks:\n", 1)
+    return f"{head}  tasks:\n{remediation_tasks(entry)}{tasks}", policy

@@ -16,7 +16,10 @@ handles two files: ``lint`` takes the answer's ```bash and ```rego blocks and ch
 the scenario's OPA (``opa check``: ``$OPA_URL/v1/itbench/check``); ``deploy`` writes ``script.sh``
 and ``policy.rego`` and runs the script with the agent's kubeconfig; ``verify`` evaluates
 ``data.check.result`` on the ``collected_data.json`` it wrote (``opa eval``), which must be a
-boolean, and ``false`` — a violation found, as the Kyverno route wants a failing report.
+boolean, and ``false`` — a violation found, as the Kyverno route wants a failing report. For rhel-opa (the
+paper's NL2Playbook with its ``RunPlaybookTool``) the answer's ```yaml block is ``playbook.yml``:
+``lint`` parses it (a list of plays) and checks the policy, ``deploy`` runs ``ansible-playbook -i
+<the task's inventory> playbook.yml`` as the evaluator does (sandboxed), ``verify`` is the same.
 Every model call is one step.
 """
 
@@ -38,11 +41,12 @@ from ...llm.prompts import render
 from ...llm.retry import LLMAbort
 from ...scenario.kubeapi import KubeApi, KubeApiError
 from ..base import EventSink, Task
-from ..rego_answer import SCRIPT_TIMEOUT_S, run_script
+from ..rego_answer import SCRIPT_TIMEOUT_S, run_playbook_once, run_script
 
 Obj = dict[str, Any]
 UPDATE_MARK = "The additional requirement:"
 OPA_MARK = "by OPA Rego policy"
+RHEL_MARK = "by using Ansible Playbook and OPA Rego policy"
 FENCE = re.compile(r"```(?:ya?ml)?\s*\n(.*?)```", re.S)
 LANG_FENCE = re.compile(r"```([A-Za-z]*)[ \t]*\n(.*?)```", re.S)
 SERVER_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
@@ -64,7 +68,9 @@ class Context:
 class State:
     update: bool = False
     opa: bool = False
+    rhel: bool = False
     script: str = ""
+    """``script.sh`` (k8s-opa) or ``playbook.yml`` (rhel-opa)."""
     rego: str = ""
     deployed: list[Obj] = field(default_factory=list)
     attempt: int = 0
@@ -95,13 +101,14 @@ def _clean(policy: Obj) -> Obj:
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = _ctx(runtime)
     update = UPDATE_MARK in ctx.task.goal
-    opa = OPA_MARK in ctx.task.goal and not update
+    rhel = RHEL_MARK in ctx.task.goal and not update
+    opa = (OPA_MARK in ctx.task.goal or rhel) and not update
     deployed = [_clean(p) for p in ctx.api.list("kyverno.io/v1", "ClusterPolicy")] if update else []
-    kind = (
-        "update deployed policies" if update else ("kubectl script and Rego policy" if opa else "new policy")
-    )
+    kind = "update deployed policies" if update else "new policy"
+    if opa:
+        kind = "Ansible playbook and Rego policy" if rhel else "kubectl script and Rego policy"
     ctx.events({"type": "agent_message", "content": f"task: {kind}"})
-    return {"update": update, "opa": opa, "deployed": deployed}
+    return {"update": update, "opa": opa, "rhel": rhel, "deployed": deployed}
 
 
 def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -112,6 +119,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if state.update:
         deployed = yaml.safe_dump_all(state.deployed, sort_keys=False)
         prompt = render("ciso/update.md.j2", goal=task.goal, deployed=deployed, feedback=state.feedback)
+    elif state.rhel:
+        prompt = render("ciso/rhel_opa.md.j2", goal=task.goal, feedback=state.feedback)
     elif state.opa:
         prompt = render("ciso/k8s_opa.md.j2", goal=task.goal, feedback=state.feedback)
     else:
@@ -157,6 +166,28 @@ def parse_files(answer: str) -> tuple[str, str, str]:
     return script, policy, ""
 
 
+def parse_playbook_files(answer: str) -> tuple[str, str, str]:
+    """(playbook, policy, why): the answer's ```yaml and ```rego blocks; the playbook must be a list
+    of plays."""
+    blocks = {lang.lower(): body for lang, body in LANG_FENCE.findall(answer)}
+    playbook = blocks.get("yaml") or blocks.get("yml") or ""
+    policy = blocks.get("rego") or ""
+    missing = [
+        n
+        for n, v in (("```yaml block (playbook.yml)", playbook), ("```rego block (policy.rego)", policy))
+        if not v
+    ]
+    if missing:
+        return "", "", "the answer has no " + " and no ".join(missing)
+    try:
+        plays = yaml.safe_load(playbook)
+    except yaml.YAMLError as e:
+        return "", "", f"playbook.yml is not valid YAML: {e}"
+    if not isinstance(plays, list) or not all(isinstance(p, dict) and "hosts" in p for p in plays):
+        return "", "", "playbook.yml must be a list of plays, each with `hosts`"
+    return playbook, policy, ""
+
+
 def _opa(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any]:
     import requests
 
@@ -177,7 +208,7 @@ def _errors(errors: list[dict[str, Any]]) -> str:
 
 
 def _lint_rego(state: State, ctx: Context) -> dict[str, Any]:
-    script, policy, why = parse_files(state.answer)
+    script, policy, why = (parse_playbook_files if state.rhel else parse_files)(state.answer)
     if why:
         return {"script": "", "rego": "", "feedback": why}
     ctx.events({"type": "tool_call", "tool": "opa", "args": {"command": "opa check policy.rego"}})
@@ -187,7 +218,23 @@ def _lint_rego(state: State, ctx: Context) -> dict[str, Any]:
     return {"script": script, "rego": policy, "feedback": ""}
 
 
+def _deploy_playbook(state: State, ctx: Context) -> dict[str, Any]:
+    work = Path(ctx.task.workdir)
+    (work / "playbook.yml").write_text(state.script)
+    (work / "policy.rego").write_text(state.rego)
+    (work / "collected_data.json").unlink(missing_ok=True)
+    rc, tail = run_playbook_once(ctx.task, ctx.events)
+    if rc is None:
+        return {"feedback": "playbook.yml ran out of time"}
+    log = [*state.log, f"wrote playbook.yml and policy.rego; ran playbook.yml: exit {rc}"]
+    if rc != 0:
+        return {"log": log, "feedback": f"ansible-playbook exited with status {rc}:\n{tail[-1500:]}"}
+    return {"log": log, "feedback": ""}
+
+
 def _deploy_rego(state: State, ctx: Context) -> dict[str, Any]:
+    if state.rhel:
+        return _deploy_playbook(state, ctx)
     work = Path(ctx.task.workdir)
     (work / "script.sh").write_text(state.script)
     (work / "policy.rego").write_text(state.rego)
@@ -205,10 +252,11 @@ def _verify_rego(state: State, ctx: Context) -> dict[str, Any]:
     import json
 
     data = Path(ctx.task.workdir) / "collected_data.json"
+    collector = "playbook.yml" if state.rhel else "script.sh"
     try:
         evidence = json.loads(data.read_text())
     except (OSError, ValueError) as e:
-        return {"ok": False, "feedback": f"script.sh did not write JSON to collected_data.json ({e})"}
+        return {"ok": False, "feedback": f"{collector} did not write JSON to collected_data.json ({e})"}
     ctx.events({"type": "tool_call", "tool": "opa", "args": {"command": "opa eval ... data.check.result"}})
     reply = _opa(ctx, "/v1/itbench/eval", {"modules": {"policy.rego": state.rego}, "input": evidence,
                                             "query": "data.check.result"})  # fmt: skip
@@ -221,7 +269,8 @@ def _verify_rego(state: State, ctx: Context) -> dict[str, Any]:
         return {"ok": True, "feedback": ""}
     if value is True:
         return {"ok": False, "feedback": "data.check.result is true on the collected data: the policy finds no "
-                "violation (does the script fetch the workloads, and does the policy check the condition?)"}  # fmt: skip
+                f"violation (does {collector} collect what the condition is about, and does the policy "
+                "check the condition?)"}  # fmt: skip
     return {"ok": False, "feedback": f"data.check.result is {json.dumps(value) if rows else 'undefined'}, "
             "not a boolean (use `default result := false`)"}  # fmt: skip
 

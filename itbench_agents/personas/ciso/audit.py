@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...agents.audit.ciso import STRATEGIES, View, applies, final_policies
-from ...agents.audit.ciso_rego import REGO_STRATEGIES, rego_answer_of
+from ...agents.audit.ciso_rego import REGO_STRATEGIES, RHEL_ONLY, rego_answer_of
 from ...harness.records import AgentSpec, EpisodeRecord, RunConfig
 from .host_score import collect_host
 from .rego_score import Collected, RegoScore, collect, decide
@@ -30,9 +30,12 @@ ALL_STRATEGIES = (*STRATEGIES, *REGO_STRATEGIES)
 
 def applies_to(strategy: str, scenario: CisoScenario) -> bool:
     """Reference agents everywhere; Kyverno strategies on the Kyverno classes (update-only ones on
-    ``kyverno-update``); Rego strategies on ``k8s-opa`` and ``rhel-opa``."""
+    ``kyverno-update``); Rego strategies on ``k8s-opa`` and ``rhel-opa`` (``rhel-remediate`` on
+    ``rhel-opa`` only)."""
     if strategy in REFERENCE:
         return True
+    if strategy in RHEL_ONLY:
+        return scenario.task_class == "rhel-opa"
     if strategy in REGO_STRATEGIES:
         return scenario.task_class in ("k8s-opa", "rhel-opa")
     kyverno = scenario.task_class in ("kyverno", "kyverno-update")
