@@ -42,15 +42,22 @@ def run_script(task: Task, events: EventSink, timeout_s: float = SCRIPT_TIMEOUT_
 def leave_rego_answer(
     task: Task, script: str, policy: str, events: EventSink, **extra: object
 ) -> AgentOutput:
-    work = Path(task.workdir)
-    (work / "script.sh").write_text(script)
-    (work / "policy.rego").write_text(policy)
+    _write(task, {"script.sh": script, "policy.rego": policy})
     rc, _ = run_script(task, events)
     ran = (
         f"ran script.sh: exit {rc}" if rc is not None else f"script.sh ran longer than {SCRIPT_TIMEOUT_S:g} s"
     )
+    return _answered("script.sh", ran, extra)
+
+
+def _write(task: Task, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (Path(task.workdir) / name).write_text(text)
+
+
+def _answered(collector: str, ran: str, extra: dict[str, object]) -> AgentOutput:
     return AgentOutput(
-        mitigation_actions=["wrote script.sh and policy.rego", ran], steps=2, extra=dict(extra)
+        mitigation_actions=[f"wrote {collector} and policy.rego", ran], steps=2, extra=dict(extra)
     )
 
 
@@ -76,11 +83,7 @@ def run_playbook_once(task: Task, events: EventSink) -> tuple[int | None, str]:
 def leave_playbook_answer(
     task: Task, playbook: str, policy: str, events: EventSink, **extra: object
 ) -> AgentOutput:
-    work = Path(task.workdir)
-    (work / "playbook.yml").write_text(playbook)
-    (work / "policy.rego").write_text(policy)
+    _write(task, {"playbook.yml": playbook, "policy.rego": policy})
     rc, _ = run_playbook_once(task, events)
     ran = f"ran playbook.yml: exit {rc}" if rc is not None else "playbook.yml ran out of time"
-    return AgentOutput(
-        mitigation_actions=["wrote playbook.yml and policy.rego", ran], steps=2, extra=dict(extra)
-    )
+    return _answered("playbook.yml", ran, extra)

@@ -149,18 +149,22 @@ def parse_policies(answer: str) -> tuple[list[Obj], str]:
     return [_clean(p) for p in policies], ""
 
 
-def parse_files(answer: str) -> tuple[str, str, str]:
-    """(script, policy, why): the answer's ```bash (or ```sh) and ```rego blocks."""
+def _two_blocks(answer: str, first: tuple[str, ...], first_name: str) -> tuple[str, str, str]:
+    """(first block, ```rego block, why): the answer's fenced blocks by language."""
     blocks = {lang.lower(): body for lang, body in LANG_FENCE.findall(answer)}
-    script = blocks.get("bash") or blocks.get("sh") or blocks.get("shell") or ""
+    body = next((blocks[k] for k in first if blocks.get(k)), "")
     policy = blocks.get("rego") or ""
-    missing = [
-        n
-        for n, v in (("```bash block (script.sh)", script), ("```rego block (policy.rego)", policy))
-        if not v
-    ]
+    missing = [n for n, v in ((first_name, body), ("```rego block (policy.rego)", policy)) if not v]
     if missing:
         return "", "", "the answer has no " + " and no ".join(missing)
+    return body, policy, ""
+
+
+def parse_files(answer: str) -> tuple[str, str, str]:
+    """(script, policy, why): the answer's ```bash (or ```sh) and ```rego blocks."""
+    script, policy, why = _two_blocks(answer, ("bash", "sh", "shell"), "```bash block (script.sh)")
+    if why:
+        return "", "", why
     if "--kubeconfig" in script:
         return "", "", "script.sh must not name a kubeconfig (--kubeconfig): it runs with $KUBECONFIG set"
     return script, policy, ""
@@ -169,16 +173,9 @@ def parse_files(answer: str) -> tuple[str, str, str]:
 def parse_playbook_files(answer: str) -> tuple[str, str, str]:
     """(playbook, policy, why): the answer's ```yaml and ```rego blocks; the playbook must be a list
     of plays."""
-    blocks = {lang.lower(): body for lang, body in LANG_FENCE.findall(answer)}
-    playbook = blocks.get("yaml") or blocks.get("yml") or ""
-    policy = blocks.get("rego") or ""
-    missing = [
-        n
-        for n, v in (("```yaml block (playbook.yml)", playbook), ("```rego block (policy.rego)", policy))
-        if not v
-    ]
-    if missing:
-        return "", "", "the answer has no " + " and no ".join(missing)
+    playbook, policy, why = _two_blocks(answer, ("yaml", "yml"), "```yaml block (playbook.yml)")
+    if why:
+        return "", "", why
     try:
         plays = yaml.safe_load(playbook)
     except yaml.YAMLError as e:

@@ -12,7 +12,6 @@ The metrics are the k8s-opa ones (``rego_score.py``), with ``playbook.yml`` in t
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from ...twin.host.ansible import ServedHost, inventory_text
 from ...twin.host.controller import PLAYBOOK_TIMEOUT_S, run_playbook
 from ...twin.host.host import HostTwin
 from .environment import Variant
-from .rego_score import OUTPUT_LIMIT, Collected, RegoScore, decide
+from .rego_score import Collected, RegoScore, decide, read_collected
 from .spec import CisoScenario
 
 INVENTORY = "inventory.ini"
@@ -64,17 +63,7 @@ def collect_host(
         elif rc != 0:
             last = [line for line in tail.splitlines() if line.strip()][-3:]
             why = f"ansible-playbook exited with status {rc}" + (f": {' / '.join(last)}" if last else "")
-        data_file = work / "collected_data.json"
-        if not data_file.is_file() or data_file.is_symlink():
-            return Collected(
-                variant, why=f"{why}; no collected_data.json" if why else "no collected_data.json"
-            )
-        if data_file.stat().st_size > OUTPUT_LIMIT:
-            return Collected(variant, why=f"collected_data.json is over {OUTPUT_LIMIT} bytes")
-        try:
-            return Collected(variant, json.loads(data_file.read_text(errors="replace")), True)
-        except json.JSONDecodeError as e:
-            return Collected(variant, why=f"collected_data.json is not JSON: {e}")
+        return read_collected(variant, work, why)
 
 
 def score_playbook(

@@ -161,17 +161,21 @@ def collect(
             why = run_script(work, kubeconfig, timeout_s)
         finally:
             twin.close()
-        data_file = work / "collected_data.json"
-        if not data_file.is_file() or data_file.is_symlink():
-            return Collected(
-                variant, why=f"{why}; no collected_data.json" if why else "no collected_data.json"
-            )
-        if data_file.stat().st_size > OUTPUT_LIMIT:
-            return Collected(variant, why=f"collected_data.json is over {OUTPUT_LIMIT} bytes")
-        try:
-            return Collected(variant, json.loads(data_file.read_text(errors="replace")), True)
-        except json.JSONDecodeError as e:
-            return Collected(variant, why=f"collected_data.json is not JSON: {e}")
+        return read_collected(variant, work, why)
+
+
+def read_collected(variant: Variant, work: Path, why: str = "") -> Collected:
+    """The ``collected_data.json`` a script or playbook left in ``work`` (``why``: what went wrong
+    running it, if anything)."""
+    data_file = work / "collected_data.json"
+    if not data_file.is_file() or data_file.is_symlink():
+        return Collected(variant, why=f"{why}; no collected_data.json" if why else "no collected_data.json")
+    if data_file.stat().st_size > OUTPUT_LIMIT:
+        return Collected(variant, why=f"collected_data.json is over {OUTPUT_LIMIT} bytes")
+    try:
+        return Collected(variant, json.loads(data_file.read_text(errors="replace")), True)
+    except json.JSONDecodeError as e:
+        return Collected(variant, why=f"collected_data.json is not JSON: {e}")
 
 
 def decide(collected: Collected, policy: str) -> Run:
