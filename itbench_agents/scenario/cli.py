@@ -108,7 +108,9 @@ def list_cmd(
 
 @scenarios_app.command("show")
 def show_cmd(
-    scenario_id: Annotated[str, typer.Argument(help="scenario id, e.g. sre/ad-failure-flag-v1")],
+    scenario_id: Annotated[
+        str, typer.Argument(help="scenario id, e.g. sre/ad-failure-flag-v1 or ciso/rhel-opa-aslr-v1")
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help="print the parsed scenario as JSON", envvar="ITBENCH_JSON")
     ] = False,
@@ -116,6 +118,11 @@ def show_cmd(
 ) -> None:
     """Show one scenario (its file, or the parsed model as JSON)."""
     use_scenario_dirs(scenarios_dir)
+    if scenario_id.startswith("ciso/"):
+        from ..personas.ciso.cli import show_ciso
+
+        show_ciso(scenario_id, as_json)
+        return
     from .registry import UnknownScenarioError
 
     reg = _registry()

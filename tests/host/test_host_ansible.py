@@ -231,3 +231,41 @@ def test_the_controller_runs_sandboxed_and_sees_no_answers(tmp_path: Path) -> No
     data = json.loads((work / "collected_data.json").read_text())
     assert data["x11"] == "x11forwarding yes"
     assert "the reference answer" not in data["peek"] and "No such file or directory" in data["peek"]
+
+
+@pytest.mark.slow
+def test_itbench_twin_host_serves_a_scenario_host_for_ansible_by_hand(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "itbench_agents.cli",
+        "twin",
+        "host",
+        "-s",
+        "ciso/rhel-opa-ssh-root-login-v1",
+    ]
+    proc = subprocess.Popen(
+        [*cmd, "--workdir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        assert lines[-1].startswith("Ctrl-C to stop"), lines
+        (tmp_path / "playbook.yml").write_text(COLLECT.replace("^x11forwarding", "^permitrootlogin"))
+        r = subprocess.run(
+            playbook_argv("playbook.yml", "inventory.ini"),
+            cwd=tmp_path, env=ansible_env(dict(os.environ), tmp_path), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stdout[-2000:]
+        assert (
+            json.loads((tmp_path / "collected_data.json").read_text())["x11_forwarding"]
+            == "permitrootlogin yes"
+        )
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        assert proc.wait(timeout=20) == 0 and time.monotonic() - t0 < 20
+    finally:
+        proc.kill()

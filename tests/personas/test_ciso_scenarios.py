@@ -185,3 +185,15 @@ def _file_of(s: CisoScenario) -> Path:
     from itbench_agents.paths import scenarios_dir
 
     return scenarios_dir() / "ciso" / s.task_class / f"{s.id.split('/', 1)[1]}.yaml"
+
+
+def test_scenarios_show_prints_a_ciso_scenario() -> None:
+    from itbench_agents.cli import app
+
+    res = CliRunner().invoke(app, ["scenarios", "show", "ciso/rhel-opa-ssh-x11-forwarding-v1"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("# class rhel-opa; CIS 5.2.12;") and "host_compliant:" in res.output
+    res = CliRunner().invoke(app, ["scenarios", "show", "--json", "ciso/k8s-opa-privileged-v1"])
+    assert res.exit_code == 0 and json.loads(res.output)["class"] == "k8s-opa"
+    res = CliRunner().invoke(app, ["scenarios", "show", "ciso/no-such-v1"])
+    assert res.exit_code == 2 and "unknown CISO scenario" in res.output

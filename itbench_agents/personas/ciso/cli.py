@@ -23,6 +23,26 @@ def _library():  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from None
 
 
+def show_ciso(scenario_id: str, as_json: bool) -> None:
+    """``itbench scenarios show ciso/...``: the scenario's file (reference answers included, as for
+    SRE scenarios), or the parsed model as JSON."""
+    from .library import ciso_dirs, load_ciso
+
+    name = scenario_id.split("/", 1)[-1]
+    files = [f for d in ciso_dirs() for f in sorted(d.glob(f"*/{name}.yaml"))]
+    if not files:
+        known = sorted(s.id for s in _library())
+        typer.echo(f"error: unknown CISO scenario {scenario_id!r} (see `itbench scenarios list --suite ciso`; "
+                   f"{len(known)} known)", err=True)  # fmt: skip
+        raise typer.Exit(2)
+    scenario = load_ciso(files[0])
+    if as_json:
+        print(scenario.model_dump_json(indent=2, by_alias=True, exclude_none=True))
+        return
+    print(f"# class {scenario.task_class}; CIS {', '.join(scenario.cis)}; complexity {scenario.complexity}")
+    print(files[0].read_text())
+
+
 def list_ciso(as_json: bool) -> None:
     from rich.table import Table
 
