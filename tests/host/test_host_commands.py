@@ -142,3 +142,12 @@ def test_the_rpm_binding_reads_the_package_table(host: HostTwin) -> None:
         "python3 -c 'import json, rpm; print(json.dumps(sorted(h[rpm.RPMTAG_NAME] for h in rpm.TransactionSet().dbMatch())))'",
     )
     assert rc == 0 and "openssh-server" in json.loads(out)
+
+
+def test_a_command_that_prints_forever_is_cut_off_not_kept_in_memory(host: HostTwin) -> None:
+    r = host.exec("yes; echo never", timeout=30)
+    assert not r.timed_out and r.rc != 0
+    assert len(r.stdout) == 16 * 2**20 and b"output over 64 MiB: cut off" in r.stderr
+    # the same limit holds for files written in the host
+    r = host.exec("head -c 100000000 /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big")
+    assert r.stdout.decode().split() == ["rc=153", str(64 * 2**20)]

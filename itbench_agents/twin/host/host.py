@@ -17,14 +17,18 @@ that run inside (``put``/``get`` too), so a link an agent leaves in the host can
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import BinaryIO
 
 from .spec import HostSpec, rhel9_base
 
@@ -82,6 +86,9 @@ ENV = {
 }
 DEFAULT_TIMEOUT_S = 60.0
 OUTPUT_LIMIT = 16 * 1024 * 1024
+"""The most of a command's standard output (and of its standard error) returned."""
+FILE_LIMIT = 64 * 1024 * 1024
+"""The largest file a command in the host may write (its output included)."""
 
 
 @dataclass(frozen=True)
@@ -246,30 +253,39 @@ class HostTwin:
         return argv
 
     def exec(self, command: str, stdin: bytes = b"", timeout: float = DEFAULT_TIMEOUT_S) -> ExecResult:
-        """``/bin/sh -c command`` inside the host, as root; the whole process tree ends with it."""
+        """``/bin/sh -c command`` inside the host, as root; the whole process tree ends with it. No
+        file it writes — its output included — may grow past :data:`FILE_LIMIT` (the kernel stops
+        the writer, as ``ulimit -f`` would), so a command that prints forever cannot fill memory."""
         problem = host_sandbox_problem()
         if problem:
             raise HostUnavailable(problem)
         (self.folder / "proc-sys").mkdir(exist_ok=True)
-        proc = subprocess.Popen(
-            [*self.bwrap_argv(), "/bin/sh", "-c", command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, errs = proc.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, errs = proc.communicate()
-            return ExecResult(
-                124,
-                out[:OUTPUT_LIMIT],
-                errs[:OUTPUT_LIMIT] + f"\ntimed out after {timeout:g} s\n".encode(),
-                True,
+        with tempfile.TemporaryFile() as si, tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+            si.write(stdin)
+            si.seek(0)
+            proc = subprocess.Popen(
+                [*self.bwrap_argv(), "/bin/sh", "-c", command],
+                stdin=si,
+                stdout=so,
+                stderr=se,
+                start_new_session=True,
             )
-        return ExecResult(proc.returncode, out[:OUTPUT_LIMIT], errs[:OUTPUT_LIMIT])
+            with contextlib.suppress(ProcessLookupError):
+                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+            timed_out = False
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out, rc = True, 124
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            out, errs = _head(so), _head(se)
+            if os.fstat(so.fileno()).st_size >= FILE_LIMIT or os.fstat(se.fileno()).st_size >= FILE_LIMIT:
+                errs += f"\noutput over {FILE_LIMIT // 2**20} MiB: cut off\n".encode()
+        if timed_out:
+            errs += f"\ntimed out after {timeout:g} s\n".encode()
+        return ExecResult(rc, out, errs, timed_out)
 
     def put(self, path: str, data: bytes) -> ExecResult:
         """Write a file inside the host (as ``cat > path`` would there)."""
@@ -286,3 +302,8 @@ class HostTwin:
 
 def _quote(path: str) -> str:
     return "'" + path.replace("'", "'\"'\"'") + "'"
+
+
+def _head(f: BinaryIO) -> bytes:
+    f.seek(0)
+    return f.read(OUTPUT_LIMIT)
