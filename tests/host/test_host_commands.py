@@ -151,3 +151,13 @@ def test_a_command_that_prints_forever_is_cut_off_not_kept_in_memory(host: HostT
     # the same limit holds for files written in the host
     r = host.exec("head -c 100000000 /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big")
     assert r.stdout.decode().split() == ["rc=153", str(64 * 2**20)]
+
+
+def test_setenforce_changes_the_runtime_mode_only(tmp_path: Path) -> None:
+    host = HostTwin.create(tmp_path / "h", HostSpec(selinux="Permissive"))
+    assert run(host, "getenforce; setenforce 1; getenforce; grep ^SELINUX= /etc/selinux/config")[1] == (
+        "Permissive\nEnforcing\nSELINUX=enforcing\n"
+    )
+    assert run(host, "setenforce maybe")[0] == 1
+    off = HostTwin.create(tmp_path / "off", HostSpec(selinux="Disabled"))
+    assert run(off, "setenforce 1") == (1, "", "setenforce: SELinux is disabled\n")

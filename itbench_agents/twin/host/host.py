@@ -43,6 +43,7 @@ HOST_COMMANDS = {
     "lsmod": "sbin",
     "getenforce": "sbin",
     "sestatus": "sbin",
+    "setenforce": "sbin",
     "systemctl": "bin",
     "rpm": "bin",
     "findmnt": "bin",

@@ -3,7 +3,8 @@
 
 One stdlib-only script, reached through links named after the commands (``/usr/sbin/sshd``,
 ``/usr/bin/systemctl``, ``/usr/bin/rpm``, ``/usr/sbin/sysctl``, ``/usr/sbin/modprobe``,
-``/usr/sbin/lsmod``, ``/usr/bin/findmnt``, ``/usr/sbin/getenforce``, ``/usr/sbin/sestatus``,
+``/usr/sbin/lsmod``, ``/usr/bin/findmnt``, ``/usr/sbin/getenforce``, ``/usr/sbin/setenforce``,
+``/usr/sbin/sestatus``,
 ``/usr/bin/update-crypto-policies``, ``/usr/bin/sudo``); it dispatches on the name it was called by. Each reads the
 host's files (``/etc/ssh/sshd_config``, ``/etc/modprobe.d``, ``/etc/sysctl.d``...) as the real
 command would and the host's runtime state (``/run/itbench-host/state.json``: packages, services,
@@ -853,6 +854,21 @@ def getenforce(argv: list[str]) -> int:
     return 0
 
 
+def setenforce(argv: list[str]) -> int:
+    """``setenforce 1|0|Enforcing|Permissive``: the runtime mode (``/etc/selinux/config`` unchanged)."""
+    modes = {"1": "Enforcing", "enforcing": "Enforcing", "0": "Permissive", "permissive": "Permissive"}
+    if len(argv) != 1 or argv[0].lower() not in modes:
+        err("usage:  setenforce [ Enforcing | Permissive | 1 | 0 ]")
+        return 1
+    state = load_state()
+    if (state.get("selinux") or "Disabled") == "Disabled":
+        err("setenforce: SELinux is disabled")
+        return 1
+    state["selinux"] = modes[argv[0].lower()]
+    save_state(state)
+    return 0
+
+
 def sestatus(argv: list[str]) -> int:
     mode = load_state().get("selinux") or "Disabled"
     if mode == "Disabled":
@@ -904,6 +920,7 @@ COMMANDS = {
     "findmnt": findmnt,
     "getenforce": getenforce,
     "sestatus": sestatus,
+    "setenforce": setenforce,
     "update-crypto-policies": update_crypto_policies,
     "sudo": sudo,
 }
