@@ -98,9 +98,10 @@ def validate_ciso_suite(ids: list[str], as_json: bool, seed: int, jobs: int = 1)
             for i, r in enumerate(pool.map(partial(validate_ciso, seed=seed), scenarios), 1):
                 console.print(f"validated {i}/{len(scenarios)} {r.scenario_id}", highlight=False)
                 results.append(r)
-    for i, s in enumerate(scenarios if jobs <= 1 else [], 1):
-        console.print(f"validate {i}/{len(scenarios)} {s.id}", highlight=False)
-        results.append(validate_ciso(s, seed=seed))
+    else:
+        for i, s in enumerate(scenarios, 1):
+            console.print(f"validate {i}/{len(scenarios)} {s.id}", highlight=False)
+            results.append(validate_ciso(s, seed=seed))
     if as_json:
         print(
             json.dumps(
