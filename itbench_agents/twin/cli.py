@@ -41,7 +41,9 @@ def serve(
     ] = None,
     addon: Annotated[
         list[str] | None,
-        typer.Option("--addon", help="Install a system beside Kubernetes (repeatable): kyverno, opa."),
+        typer.Option(
+            "--addon", help="Install a system beside Kubernetes (repeatable): kyverno, opa, opencost."
+        ),
     ] = None,
 ) -> None:
     """Start the twin and serve its endpoints until interrupted (Ctrl-C / SIGTERM)."""
@@ -95,7 +97,7 @@ def serve(
         served = f"{app or manifests or 'bare cluster'}" + "".join(f" + {a}" for a in addon or ())
         console.print(f"[bold green]itbench twin[/bold green] serving ({escape(served)})")
         console.print(f"  {'kubeconfig':<15} {kc}")
-        for name in ("kube_url", "prometheus_url", "loki_url", "jaeger_url", "opa_url"):
+        for name in ("kube_url", "prometheus_url", "loki_url", "jaeger_url", "opa_url", "opencost_url"):
             url = getattr(ep, name)
             if url:
                 console.print(f"  {name:<15} {url}")
@@ -105,6 +107,12 @@ def serve(
         console.print(f"  kubectl --kubeconfig {kc} get pods -A", soft_wrap=True, highlight=False)
         if ep.opa_url:
             console.print(f"  curl {ep.opa_url}/v1/policies", soft_wrap=True, highlight=False)
+        if ep.opencost_url:
+            console.print(
+                f"  curl '{ep.opencost_url}/allocation/compute?window=1d&aggregate=namespace&accumulate=true'",
+                soft_wrap=True,
+                highlight=False,
+            )
         console.print("\nPress Ctrl-C to stop.")
         while not stop.wait(0.5):
             pass

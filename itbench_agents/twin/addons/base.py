@@ -1,5 +1,4 @@
-"""The seam through which a system beside Kubernetes (Kyverno today; an OPA server and OpenCost
-next) plugs into the twin without edits inside ``Twin``.
+"""The seam through which a system beside Kubernetes (Kyverno, an OPA server, OpenCost) plugs into the twin without edits inside ``Twin``.
 
 An addon is installed once (``Twin.install_addon``): it creates what the real system's Helm chart
 would (CRDs, its namespace and workloads), subscribes controllers to the store or the scheduler, and
@@ -67,6 +66,15 @@ class Addon(Protocol):
         ...
 
 
+class ExportsMetrics(Protocol):
+    """An addon whose system exports Prometheus metrics (OpenCost's cost metrics): the twin's
+    Prometheus serves the family it returns beside cAdvisor's and kube-state-metrics'."""
+
+    def metric_family(self) -> Any:
+        """A ``telemetry.seriesdb.Family``."""
+        ...
+
+
 class ServesApi(Protocol):
     """An addon that also serves its own HTTP API (OPA's REST API): ``Twin.serve`` starts an endpoint
     for it beside the twin's others and puts its URL in the ``Endpoints`` field ``endpoint_field``."""
@@ -115,7 +123,7 @@ def request_for(
 
 
 def make_addon(name: str) -> Addon:
-    """A built-in addon by name (``kyverno``, ``opa``); ``ValueError`` naming the known ones otherwise."""
+    """A built-in addon by name (``kyverno``, ``opa``, ``opencost``); ``ValueError`` naming the known ones otherwise."""
     if name == "kyverno":
         from .kyverno.addon import KyvernoAddon
 
@@ -124,7 +132,11 @@ def make_addon(name: str) -> Addon:
         from .opa.addon import OpaAddon
 
         return OpaAddon()
+    if name == "opencost":
+        from .opencost.addon import OpenCostAddon
+
+        return OpenCostAddon()
     raise ValueError(f"unknown addon {name!r}; known: {', '.join(ADDONS)}")
 
 
-ADDONS = ("kyverno", "opa")
+ADDONS = ("kyverno", "opa", "opencost")

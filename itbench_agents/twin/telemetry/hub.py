@@ -25,6 +25,11 @@ def make_metrics(ctx: TelemetryContext) -> MetricsSource:
         CadvisorFamily(ctx),
         AppGaugeFamily(ctx),
     ]
+    # addons that export metrics of their own (OpenCost's cost metrics) add a family
+    for addon in (getattr(ctx.twin, "addons", None) or {}).values():
+        make_family = getattr(addon, "metric_family", None)
+        if callable(make_family):
+            families.append(make_family())
     return MetricsSource(families, ctx.now)
 
 
