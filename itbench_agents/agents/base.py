@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..twin.endpoints import Endpoints
 
-TaskKind = Literal["diagnosis", "mitigation", "diagnosis+mitigation", "compliance"]
+TaskKind = Literal["diagnosis", "mitigation", "diagnosis+mitigation", "compliance", "anomaly"]
 
 
 class Limits(BaseModel):

@@ -93,15 +93,20 @@ class OracleAgent:
     def __init__(self) -> None:
         self._scenario: Scenario | None = None
         self._now: Callable[[], _dt.datetime] | None = None
+        self._truth: list[dict[str, str]] | None = None
+        """FinOps anomaly scenarios: the resources the anomaly comes from."""
 
     def prime(self, context: dict[str, Any]) -> None:
         """The privileged side channel: the harness hands over the scenario."""
         self._scenario = context["scenario"]
         self._now = context.get("now")
+        self._truth = context.get("truth")
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         if self._scenario is None:
             raise RuntimeError("the oracle agent needs the harness' privileged context (prime) first")
+        if task.kind == "anomaly":  # FinOps: the true resources, in the answer file
+            return leave_anomaly_answer(self._truth or [], task, events)
         if not isinstance(self._scenario, Scenario):
             return deploy_reference_policies(self._scenario, task, events)
         start = time.perf_counter()
@@ -122,6 +127,16 @@ class OracleAgent:
         )
         write_agent_output(task.workdir, out)
         return out
+
+
+def leave_anomaly_answer(truth: list[dict[str, str]], task: Task, events: EventSink) -> AgentOutput:
+    """A FinOps anomaly scenario: ``answer.json`` naming the true resources."""
+    import json
+
+    answer = {"resource": [{"name": t["name"], "type": t["type"]} for t in truth]}
+    (Path(task.workdir) / "answer.json").write_text(json.dumps(answer, indent=2) + "\n")
+    events({"type": "agent_message", "content": f"oracle: {json.dumps(answer)}"})
+    return AgentOutput(steps=1, extra={"answer": answer})
 
 
 def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> AgentOutput:

@@ -71,6 +71,12 @@ register(
     personas=("ciso",),
 )
 register(
+    "finops-heuristic",
+    "itbench_agents.agents.finops_heuristic:make_agent",
+    "FinOps baseline without an LLM: a seasonal z-score detector over the bill (anomaly tasks)",
+    personas=("finops",),
+)
+register(
     "sre-heuristic",
     "itbench_agents.agents.sre_heuristic:make_agent",
     "rule-based SRE agent over the same tools (no LLM)",
@@ -122,6 +128,19 @@ for _name, _factory, _destructive, _what in (
         personas=("sre",),
     )
 
+
+# FinOps anomaly audit strategies (itbench_agents/agents/audit/finops.py; ``--suite finops``).
+for _name, _what in (
+    ("shotgun", "names every resource of the alert's account"),
+    ("account", "names the alert's account"),
+    ("biggest-spender", "names the application that costs most on the alert's day"),
+):
+    register(
+        f"audit-finops-{_name}",
+        f"itbench_agents.agents.audit.finops:make_{_name.replace('-', '_')}",
+        f"audit strategy (blind): {_what}",
+        personas=("finops",),
+    )
 
 # CISO audit strategies (itbench_agents/agents/audit/ciso.py; ``itbench scenarios audit --suite ciso``).
 for _name, _what in (

@@ -95,15 +95,22 @@ class BatchSummary:
         return sum(1 for r in self.records if r.persona == "sre")
 
     def counts(self) -> str:
-        """``diagnosis a/b, mitigation c/d`` for SRE episodes, ``compliance e/f`` for CISO ones."""
+        """``diagnosis a/b, mitigation c/d`` for SRE episodes, ``compliance e/f`` for CISO ones,
+        ``anomaly pinpointed g/h`` for FinOps ones."""
         parts = []
-        if self.sre_ran or not self.compliance_scored:
+        finops = [r for r in self.records if r.persona == "finops"]
+        if self.sre_ran or not (self.compliance_scored or finops):
             parts.append(
                 f"diagnosis {self.diagnosis_pass}/{self.sre_ran}, "
                 f"mitigation {self.mitigation_pass}/{self.mitigation_applicable}"
             )
         if any(r.persona == "ciso" for r in self.records):
             parts.append(f"compliance (strict) {self.compliance_pass}/{self.compliance_scored}")
+        if finops:
+            scored = [r for r in finops if "pinpointed" in r.scores]
+            parts.append(
+                f"anomaly pinpointed {sum(r.scores['pinpointed'].passed for r in scored)}/{len(scored)}"
+            )
         return ", ".join(parts)
 
     def add(self, rec: EpisodeRecord) -> None:

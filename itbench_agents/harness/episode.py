@@ -115,6 +115,12 @@ def scenario_fields(scenario: AnyScenario) -> dict[str, Any]:
 def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
     if spec.environment == "twin":
         if not isinstance(spec.scenario, Scenario):
+            from ..personas.finops.anomaly_spec import AnomalyScenario
+
+            if isinstance(spec.scenario, AnomalyScenario):  # billing data in the work folder, no cluster
+                from ..personas.finops.episode import AnomalyEnvironment
+
+                return AnomalyEnvironment(spec.scenario, seed=spec.seed, workdir=workdir)  # type: ignore[return-value]
             from ..personas.ciso.episode import CisoEnvironment
 
             # scored by its ``scores()`` (named scores), not by ``evaluate()``/``topology()``

@@ -15,6 +15,7 @@ from pydantic import TypeAdapter
 
 from ..agents.base import Diagnosis
 from ..personas.ciso.spec import CisoScenario
+from ..personas.finops.anomaly_spec import AnomalyScenario
 from ..scenario.spec import Scenario
 from .records import EpisodeRecord, RunManifest
 from .trajectory import TrajectoryEvent
@@ -28,6 +29,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "agent-output.schema.json": Diagnosis.model_json_schema(),
         "scenario.schema.json": Scenario.model_json_schema(),
         "ciso-scenario.schema.json": CisoScenario.model_json_schema(by_alias=True),
+        "finops-anomaly-scenario.schema.json": AnomalyScenario.model_json_schema(),
     }
 
 

@@ -3,7 +3,7 @@
 Contents: the Table-4 style SRE table (overall, per traces condition), breakdowns by complexity
 bucket (with bars) and fault category, a per-scenario heat map (diagnosis and mitigation rates per
 agent), pass@k, links to every episode's trajectory rendered as readable HTML, and for CISO
-episodes the Table-5 style table (``ciso.py``).
+episodes the Table-5 style table (``ciso.py``), for FinOps episodes the Table-6 style one (``finops.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summari
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .ciso import ciso_html, ciso_markdown
+from .finops import finops_html, finops_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, md_table, table4_row, times_row
 from .trajectory_html import episode_link, write_trajectory_html
 
@@ -258,6 +259,7 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     records = [r for _, recs in per_run for r in recs]
     sre = [r for r in records if r.persona == "sre"]
     ciso = [r for r in records if r.persona == "ciso"]
+    finops = [r for r in records if r.persona == "finops"]
     summary = summarize(sre)
     links: dict[str, str] = {}
     for d, recs in per_run:
@@ -274,12 +276,15 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     md = out_dir / "report.md"
     md_text = render_markdown(summary, runs, sre)
     html_text = render_html(summary, runs, sre, links)
-    if ciso:  # the CISO table after the SRE one, or alone for a CISO-only run
-        if not sre:
-            md_text = md_text[: md_text.index("## SRE results")].rstrip() + "\n"
-            html_text = html_text[: html_text.index("<h2 id='table4'>")] + "</body></html>"
+    if (ciso or finops) and not sre:  # a CISO or FinOps run: their tables alone
+        md_text = md_text[: md_text.index("## SRE results")].rstrip() + "\n"
+        html_text = html_text[: html_text.index("<h2 id='table4'>")] + "</body></html>"
+    if ciso:  # the CISO table after the SRE one
         md_text += "\n" + ciso_markdown(ciso)
         html_text = html_text.replace("</body></html>", ciso_html(ciso, links) + "\n</body></html>")
+    if finops:  # then FinOps
+        md_text += "\n" + finops_markdown(finops)
+        html_text = html_text.replace("</body></html>", finops_html(finops, links) + "\n</body></html>")
     if skipped:
         head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
         md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)

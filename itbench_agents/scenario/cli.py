@@ -81,6 +81,11 @@ def list_cmd(
 
         list_ciso(as_json)
         return
+    if suite is not None and suite.split(":")[0] == "finops":
+        from ..personas.finops.cli import list_finops
+
+        list_finops(as_json)
+        return
     from rich.table import Table
 
     from ..report.console import print_table
@@ -123,6 +128,11 @@ def show_cmd(
 
         show_ciso(scenario_id, as_json)
         return
+    if scenario_id.startswith("finops/"):
+        from ..personas.finops.cli import show_finops
+
+        show_finops(scenario_id, as_json)
+        return
     from .registry import UnknownScenarioError
 
     reg = _registry()
@@ -161,7 +171,9 @@ def validate_cmd(
     scenarios_dir: ScenariosDirOption = None,
     suite: Annotated[
         str | None,
-        typer.Option(help="validate a persona's suite: sre (as --all) or ciso", envvar="ITBENCH_SUITE"),
+        typer.Option(
+            help="validate a persona's suite: sre (as --all), ciso or finops", envvar="ITBENCH_SUITE"
+        ),
     ] = None,
 ) -> None:
     """Prove scenarios on the twin: healthy before, alerts fire, mitigation clears them, entities exist
@@ -172,10 +184,15 @@ def validate_cmd(
 
         validate_ciso_suite(ids or [], as_json, seed, jobs)
         return
+    if suite == "finops":
+        from ..personas.finops.cli import validate_finops_suite
+
+        validate_finops_suite(ids or [], as_json)
+        return
     if suite == "sre":
         all_ = not ids
     elif suite is not None:
-        typer.echo(f"error: --suite must be sre or ciso, got {suite!r}", err=True)
+        typer.echo(f"error: --suite must be sre, ciso or finops, got {suite!r}", err=True)
         raise typer.Exit(2)
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -275,7 +292,8 @@ def audit_cmd(
         str | None,
         typer.Option(
             help="ciso: audit the CISO scenarios with their own blind strategies (judged on the strict "
-            "column); default: the SRE library",
+            "column); finops: the anomaly scenarios with theirs (judged on pinpointed); default: the SRE "
+            "library",
             envvar="ITBENCH_SUITE",
         ),
     ] = None,
@@ -296,8 +314,13 @@ def audit_cmd(
 
         audit_ciso_suite(ids or [], strategy or [], jobs, run_dir, as_json)
         return
+    if suite == "finops":
+        from ..personas.finops.cli import audit_finops_suite
+
+        audit_finops_suite(ids or [], as_json)
+        return
     if suite not in (None, "sre"):
-        typer.echo(f"error: --suite must be sre or ciso, got {suite!r}", err=True)
+        typer.echo(f"error: --suite must be sre, ciso or finops, got {suite!r}", err=True)
         raise typer.Exit(2)
     import shutil
     import tempfile

@@ -13,6 +13,8 @@ class Endpoints(BaseModel):
     Paths are absolute. ``kubeconfig`` holds the episode's credential (on the twin and on a live
     cluster alike: a ServiceAccount token bound to the task's Roles); ``kubeconfig_readonly``, when
     set, a read-only credential for the same cluster that agents with a diagnosis phase use first.
+    A task without a cluster (FinOps anomaly detection: the data is in the work folder) has empty
+    ``kubeconfig`` and ``kube_url``.
     """
 
     kubeconfig: str
