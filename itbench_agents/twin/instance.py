@@ -38,6 +38,14 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 
+QUIET_PAST_S = 86400.0
+"""A pre-history longer than this (a day) renews node Leases sparsely but for its last hour
+(``controllers/cluster.py::QUIET_LEASE_RENEW_S``), and its alert rules are evaluated over that last
+hour only (``AlertEngine.begin_at``; metrics cover the whole past): a week builds and answers its
+first alert query in seconds, not minutes."""
+LOUD_PAST_S = 3600.0
+
+
 class Twin:
     """An embedded, deterministic Kubernetes cluster running (optionally) a known app."""
 
@@ -79,6 +87,8 @@ class Twin:
         self.admin_token: str = DEFAULT_TOKEN
         """The bearer token of the cluster admin (``system:masters``); the harness sets a random one
         per episode before :meth:`serve`, and the kubeconfig ``serve`` writes carries it."""
+        self.lease_renew_s: float | None = None
+        """Seconds between node Lease renewals when not the kubelet's 10 s (a long pre-history)."""
         self.advance_budget: Any = None
         """Set by the harness while an agent runs (``harness.budget.AdvanceBudget``): how many
         seconds a non-admin caller of ``POST /itbench/v1/advance`` may still fast-forward."""
@@ -137,7 +147,16 @@ class Twin:
         with twin.lock:
             twin.apply(model.manifests)
             twin.sync()
-        if history_s:
+        if history_s > QUIET_PAST_S:  # a long past (FinOps' week): node Leases renewed sparsely
+            from .controllers.cluster import QUIET_LEASE_RENEW_S
+
+            twin.lease_renew_s = QUIET_LEASE_RENEW_S
+            twin.advance(history_s - LOUD_PAST_S)
+            twin.lease_renew_s = None  # the last hour as a kubelet runs: a renewal every 10 s
+            if twin.alerts is not None:  # and rules evaluated over that hour, not the whole week
+                twin.alerts.begin_at(twin.now())
+            twin.advance(LOUD_PAST_S)
+        elif history_s:
             twin.advance(history_s)
         return twin
 

@@ -75,6 +75,15 @@ class ExportsMetrics(Protocol):
         ...
 
 
+class ExportsRules(Protocol):
+    """An addon that brings alerting rules (OpenCost's cost alerts): the twin's alert engine loads
+    its rule files beside ``scenarios/rules/`` when it is installed before observability."""
+
+    def rule_files(self) -> list[Any]:
+        """Prometheus rule files (``pathlib.Path``)."""
+        ...
+
+
 class ServesApi(Protocol):
     """An addon that also serves its own HTTP API (OPA's REST API): ``Twin.serve`` starts an endpoint
     for it beside the twin's others and puts its URL in the ``Endpoints`` field ``endpoint_field``."""

@@ -163,6 +163,10 @@ LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_S = 40
 LEASE_RENEW_S = 10.0
 """The kubelet renews its node Lease every 0.25 × ``leaseDurationSeconds`` (40 s)."""
+QUIET_LEASE_RENEW_S = 600.0
+"""How often node Leases are renewed while ``Twin.for_app`` builds a long pre-history (more than a
+day: ``twin.lease_renew_s``). Nothing in the twin reads a Lease's history, no client watches it then,
+and renewing every 10 s would write 26,000 versions a day into the store log."""
 NODE_STATUS_REPORT_S = 300.0
 """``--node-status-report-frequency``: with leases, the kubelet posts an unchanged node status
 (fresh ``lastHeartbeatTime``) every 5 minutes."""
@@ -188,7 +192,8 @@ class NodeHeartbeat(Controller):
         node = self.store.get(NODES, "", name)
         if node is None:
             return  # the garbage collector removes the Lease with its owner
-        self.twin.scheduler.after(LEASE_RENEW_S, lambda: self._renew(name), key=(self.name, "lease", name))
+        every = float(getattr(self.twin, "lease_renew_s", None) or LEASE_RENEW_S)
+        self.twin.scheduler.after(every, lambda: self._renew(name), key=(self.name, "lease", name))
         if not node_ready(node):
             return
         lease = self.store.get(LEASES, LEASE_NAMESPACE, name)

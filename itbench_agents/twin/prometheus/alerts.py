@@ -295,6 +295,15 @@ class AlertEngine:
         for i, st in enumerate(self.states):
             self._next[i] = math.ceil(self.start / st.interval_s) * st.interval_s
 
+    def begin_at(self, t: float) -> None:
+        """Evaluate rules from ``t`` on only, as a Prometheus started at ``t`` would: evaluations due
+        before it are skipped (``Twin.for_app`` builds a week of pre-history and lets rules run over
+        its last hour only; the series themselves cover the whole week)."""
+        with self._own:
+            self.start = max(self.start, float(t))
+            for i, st in enumerate(self.states):
+                self._next[i] = max(self._next[i], math.ceil(self.start / st.interval_s) * st.interval_s)
+
     # ------------------------------------------------------------------ evaluation
     def evaluate_until(self, now: float) -> None:
         """Run every evaluation due at or before ``now`` (multiples of the group interval)."""
@@ -532,10 +541,16 @@ def alert_json(a: Alert) -> dict[str, Any]:
 
 def install_alerts(twin: Any) -> AlertEngine:
     """Set ``twin.alerts`` to an :class:`AlertEngine` over ``twin.metrics`` with the rules in
-    ``scenarios/rules/``, evaluating from the twin's start time."""
+    ``scenarios/rules/`` and those of the installed addons (``rule_files()``: OpenCost's cost
+    alerts), evaluating from the twin's start time."""
     from ...paths import scenarios_dir
 
     groups = load_rules(scenarios_dir() / "rules")
+    for addon in (getattr(twin, "addons", None) or {}).values():  # addons with alerts of their own
+        rule_files = getattr(addon, "rule_files", None)
+        if callable(rule_files):
+            for f in rule_files():
+                groups.extend((str(f), g) for g in load_rule_file(f))
     engine = AlertEngine(lambda: twin.metrics, groups, start=float(twin.created_at), lock=twin.lock)
     twin.alerts = engine
     return engine

@@ -1,7 +1,7 @@
 """OpenCost in the twin (``twin.install_addon("opencost")``, ``itbench twin serve --addon opencost``):
 its API served beside the twin's others (``Endpoints.opencost_url``) and its cost metrics in the
 twin's Prometheus, both computed by ``costmodel.py`` from the twin's history and a custom pricing
-model.
+model, and its cost alerts among the twin's alert rules.
 
 Nothing is created in the cluster: the cost-model Deployment of OpenCost's Helm chart would add a
 pod whose own cost and usage change every figure of the app it is there to measure.
@@ -9,6 +9,7 @@ pod whose own cost and usage change every figure of the app it is there to measu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .costmodel import CostModel
@@ -42,6 +43,13 @@ class OpenCostAddon:
     def metric_family(self) -> OpenCostFamily:
         """The family the twin's Prometheus serves (``telemetry/hub.py`` asks installed addons)."""
         return OpenCostFamily(self.cost_model())
+
+    def rule_files(self) -> list[Path]:
+        """OpenCost's cost alerts (``scenarios/rules/addons/opencost.yaml``: CPUSpend, MemorySpend),
+        which ``prometheus/alerts.py`` loads beside the base rules when the addon is installed."""
+        from ....paths import scenarios_dir
+
+        return [scenarios_dir() / "rules" / "addons" / "opencost.yaml"]
 
     def make_handler(self, twin: Twin) -> Any:
         return make_opencost_handler(self.cost_model())
