@@ -92,13 +92,18 @@ class BatchSummary:
 
     @property
     def sre_ran(self) -> int:
-        return sum(1 for r in self.records if r.persona == "sre")
+        """Episodes scored as SRE ones are (diagnosis and mitigation): SRE's, and FinOps' on the twin."""
+        return sum(
+            1
+            for r in self.records
+            if r.persona == "sre" or (r.persona == "finops" and r.category != "anomaly")
+        )
 
     def counts(self) -> str:
         """``diagnosis a/b, mitigation c/d`` for SRE episodes, ``compliance e/f`` for CISO ones,
-        ``anomaly pinpointed g/h`` for FinOps ones."""
+        ``anomaly pinpointed g/h`` for FinOps anomaly ones (FinOps cost incidents count with SRE's)."""
         parts = []
-        finops = [r for r in self.records if r.persona == "finops"]
+        finops = [r for r in self.records if r.persona == "finops" and r.category == "anomaly"]
         if self.sre_ran or not (self.compliance_scored or finops):
             parts.append(
                 f"diagnosis {self.diagnosis_pass}/{self.sre_ran}, "

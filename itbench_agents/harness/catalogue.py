@@ -85,14 +85,23 @@ class Catalogue:
         out: list[AnyScenario] = []
         if persona in ("ciso", "finops"):
             mine = self._library(persona)
-            stray = other_ids + [q for q in lib_ids if not any(_hits(s, q) for s in mine)]
+            # FinOps on the twin: scenario files of the SRE format (``scenarios/finops/*.yaml``)
+            twin_side = [s for s in self.sre.all() if s.persona == persona]
+            twin_ids = [q for q in other_ids if any(_sre_hits(s, q) for s in twin_side)]
+            stray = [q for q in other_ids if q not in twin_ids]
+            stray += [q for q in lib_ids if not any(_hits(s, q) for s in mine)]
             if stray:
                 raise ScenarioSelectionError(
                     f"{', '.join(repr(q) for q in stray)} not in suite {suite!r}: --scenario narrows "
                     "--suite (drop --suite to run scenarios of any suite)"
                 )
             pool = [s for s in mine if not suite_tag or suite_tag in _lib_tags(s)]
-            out.extend(self._pick(pool, lib_ids) if lib_ids else pool)
+            out.extend(self._pick(pool, lib_ids) if lib_ids else ([] if twin_ids else pool))
+            twins = [s for s in twin_side if not suite_tag or suite_tag in s.tags]
+            if twin_ids:
+                out.extend(s for s in twins if any(_sre_hits(s, q) for q in twin_ids))
+            elif not lib_ids:
+                out.extend(twins)
             if ids and not out:
                 raise ScenarioSelectionError(f"no scenario of suite {suite!r} matches {', '.join(ids)}")
         elif suite:
@@ -119,6 +128,13 @@ class Catalogue:
 
 def _hits(s: LibraryScenario, q: str) -> bool:
     """``q`` names ``s``: its id, its bare name, or a glob over either."""
+    return (
+        s.id in (q, f"{s.persona}/{q}") or fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
+    )
+
+
+def _sre_hits(s: Scenario, q: str) -> bool:
+    """``q`` names a scenario of the SRE format: its id, its bare name, or a glob over either."""
     return (
         s.id in (q, f"{s.persona}/{q}") or fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
     )

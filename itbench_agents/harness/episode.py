@@ -411,6 +411,13 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                         (ep_dir / "mitigation.json").write_text(mitigation.model_dump_json(indent=2) + "\n")
                         topology.write(ep_dir / "topology.json")
                         note("evaluated", mitigation.model_dump(mode="json"))
+                        persona_scores = getattr(env, "persona_scores", None)
+                        if callable(persona_scores):  # FinOps on the twin: proximity to the optimal cost
+                            scores = persona_scores()
+                            dumped = {k: v.model_dump(mode="json") for k, v in scores.items()}
+                            if dumped:
+                                (ep_dir / "scores.json").write_text(json.dumps(dumped, indent=2) + "\n")
+                                note("persona_scores", dumped)
                 except Exception as e:
                     termination, error = "env_error", f"evaluation failed: {type(e).__name__}: {e}"
                     mitigation, scores = None, {}

@@ -42,12 +42,14 @@ from .endstate import (
     take_baseline,
 )
 from .environment import AlertCheck, EnvironmentError_
-from .goal import sre_goal
+from .goal import finops_goal, sre_goal
 from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
 
 ALERT_POLL_S = 30.0
 CONTROL_WAIT_S = 180.0
+FINOPS_HISTORY_S = 7 * 86400.0 + 3600.0
+"""A FinOps scenario's pre-history: the week its cost alerts compare spend with, and an hour."""
 
 TOPOLOGY_KINDS = [
     ("v1", "Pod"),
@@ -155,7 +157,12 @@ class TwinEnvironment:
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         """The harness's own folder (the admin kubeconfig and endpoints file); never given to agents."""
         self.masked = list(masked or [])
-        self.history_s = history_s
+        self.finops = scenario.persona == "finops"
+        """A FinOps scenario on the twin: OpenCost runs beside the app (``twin/addons/opencost``),
+        a week of past, the proximity of the end state's cost to the optimal one is scored."""
+        self.history_s = max(history_s, FINOPS_HISTORY_S) if self.finops else history_s
+        self.cost_optimal: Any = None
+        """FinOps: the namespace's cost over the hour before the fault (``personas/finops/proximity.py``)."""
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
         self.step_s = step_s
         self.twin: Any = None
@@ -200,14 +207,43 @@ class TwinEnvironment:
                 history_s=self.history_s,
                 masked=self.masked,
                 # a cluster with a past goes with the churn, unless pod placement is the fault's
-                past=self.churn != "none" and not scheduling_sensitive(self.scenario),
+                # (FinOps: a week of past is already there; its rollouts would be a week long)
+                past=self.churn != "none" and not scheduling_sensitive(self.scenario) and not self.finops,
                 customize=customize,
+                addons=self._addons(),
             )
             self.twin.admin_token = secrets.token_urlsafe(32)
             endpoints = self.twin.serve(self.private)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+
+    def _addons(self) -> list[Any]:
+        if not self.finops:
+            return []
+        from ..twin.addons.opencost.addon import OpenCostAddon
+
+        return [OpenCostAddon()]
+
+    def _namespace_cost(self, start: float, end: float) -> Any:
+        from ..personas.finops.proximity import namespace_cost
+
+        return namespace_cost(self.twin.addons["opencost"].cost_model(), self.scenario.namespace, start, end)
+
+    def persona_scores(self) -> dict[str, Any]:
+        """FinOps: the paper's four proximity metrics of the end state (the last hour of the settle
+        period) to the optimal one (the hour before the fault); nothing for other personas."""
+        if not self.finops or self.cost_optimal is None:
+            return {}
+        from ..personas.finops.proximity import HOUR, proximity_scores
+        from .records import Score
+
+        now = self.now()
+        observed = self._namespace_cost(now - HOUR, now)
+        return {
+            name: Score(value=v, explanation=why, metadata=meta)
+            for name, (v, why, meta) in proximity_scores(observed, self.cost_optimal).items()
+        }
 
     def detach(self) -> None:
         """Stop serving and keep the prepared cluster, so that the process can fork one child per
@@ -248,6 +284,10 @@ class TwinEnvironment:
                 raise EnvironmentError_(f"churn: {type(e).__name__}: {e}") from e
         try:
             self.baseline = self.take_baseline()
+            if self.finops:
+                from ..personas.finops.proximity import HOUR
+
+                self.cost_optimal = self._namespace_cost(self.now() - HOUR, self.now())
         except Exception as e:
             raise EnvironmentError_(f"baseline: {type(e).__name__}: {e}") from e
         self.replicasets_before = self._replicaset_keys()
@@ -327,7 +367,7 @@ class TwinEnvironment:
         self.agent_endpoints.write(self.workdir / "endpoints.json")
         start_agent_turn(self.twin, limits.wall_time_s)  # the twin follows wall time (see harness_clock)
         return Task(
-            goal=sre_goal(self.scenario.namespace),
+            goal=finops_goal(self.scenario.namespace) if self.finops else sre_goal(self.scenario.namespace),
             kind="diagnosis+mitigation",
             persona=self.scenario.persona,
             endpoints=self.agent_endpoints,

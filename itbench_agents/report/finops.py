@@ -1,9 +1,13 @@
-"""FinOps results: cost anomaly detection beside the paper's Table 6 (which the camera-ready extended
-with anomaly detection, F1 0.35). Per agent: ``pinpointed`` pass@1 % (every true resource named, at
-least half of the named ones right — the pass), ITBench-Lite's ``root_cause_resource`` %, and mean
-precision, recall and F1 over the resources named, each a macro average over scenarios ± the
-standard error across scenarios, as the other tables. The interactive cost scenarios' columns
-(diagnosis and mitigation pass@1, the four proximity metrics) join this table when they land.
+"""FinOps results in the paper's Table 6 layout, and cost anomaly detection beside it (the
+camera-ready's extension, F1 0.35).
+
+- Cost incidents on the twin: per agent, diagnosis and mitigation pass@1 % (macro averages over
+  scenarios ± standard error, as the SRE table: the same scorers) and the four proximity metrics
+  of the end state's cost to the optimal one (``personas/finops/proximity.py``), mean ± standard
+  deviation over episodes as the paper gives them.
+- Anomaly detection: ``pinpointed`` pass@1 % (every true resource named, at least half of the named
+  ones right — the pass), ITBench-Lite's ``root_cause_resource`` %, and mean precision, recall and
+  F1 over the resources named, macro averages over scenarios ± standard error.
 
 Episodes that ended in an environment or harness error are not scored (bad runs); every other
 episode counts, an agent that answered nothing included.
@@ -12,14 +16,32 @@ episode counts, an agent that answered nothing included.
 from __future__ import annotations
 
 import html
+import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
 from .tables import fmt, md_table
 from .trajectory_html import episode_link
 
+PROXIMITY = (
+    "proximity_cpu_cost",
+    "proximity_ram_cost",
+    "proximity_cpu_efficiency",
+    "proximity_ram_efficiency",
+)
+TWIN_HEADER = [
+    "agent",
+    "diagnosis pass@1 %",
+    "mitigation pass@1 %",
+    "prox CPU cost",
+    "prox mem cost",
+    "prox CPU eff",
+    "prox mem eff",
+    "episodes",
+    "bad runs",
+]
 TABLE6_HEADER = [
     "agent",
     "pinpointed pass@1 %",
@@ -32,6 +54,15 @@ TABLE6_HEADER = [
     "bad runs",
 ]
 SCENARIO_HEADER = ["scenario", "agent", "trials", "pinpointed %", "F1", "why (last trial)"]
+TWIN_SCENARIO_HEADER = [
+    "scenario",
+    "agent",
+    "trials",
+    "diagnosis %",
+    "mitigation %",
+    "prox CPU cost",
+    "why (last trial)",
+]
 
 
 def _rate(records: Sequence[EpisodeRecord], score: str) -> float:
@@ -46,8 +77,47 @@ def _macro(records: Sequence[EpisodeRecord], score: str) -> Stat:
     return Stat.of([_rate(rs, score) for _, rs in sorted(by_scenario.items())])
 
 
+def _is_anomaly(r: EpisodeRecord) -> bool:
+    return r.category == "anomaly"
+
+
+def _macro_of(records: Sequence[EpisodeRecord], passed: Callable[[EpisodeRecord], float]) -> Stat:
+    by_scenario: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r.scored:
+            by_scenario[r.scenario_id].append(passed(r))
+    return Stat.of([sum(v) / len(v) for _, v in sorted(by_scenario.items())])
+
+
+def _mean_std(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.2f} ± n/a"
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def twin_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
+    """Table 6: cost incidents on the twin."""
+    fin = [r for r in records if r.persona == "finops" and not _is_anomaly(r)]
+    rows = []
+    for agent in sorted({r.agent for r in fin}):
+        mine = [r for r in fin if r.agent == agent]
+        row = [agent]
+        row.append(fmt(_macro_of(mine, lambda r: float(bool(r.diagnosis and r.diagnosis.correct))), pct=True))
+        row.append(
+            fmt(_macro_of(mine, lambda r: float(bool(r.mitigation and r.mitigation.passed))), pct=True)
+        )
+        for k in PROXIMITY:
+            row.append(_mean_std([r.scores[k].value for r in mine if r.scored and k in r.scores]))
+        row += [str(len(mine)), str(sum(not r.scored for r in mine))]
+        rows.append(row)
+    return rows
+
+
 def table6_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
-    fin = [r for r in records if r.persona == "finops"]
+    """Anomaly detection."""
+    fin = [r for r in records if r.persona == "finops" and _is_anomaly(r)]
     rows = []
     for agent in sorted({r.agent for r in fin}):
         mine = [r for r in fin if r.agent == agent]
@@ -63,7 +133,7 @@ def table6_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
 def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for r in records:
-        if r.persona == "finops":
+        if r.persona == "finops" and _is_anomaly(r):
             cells[(r.scenario_id, r.agent)].append(r)
     rows = []
     for (sid, agent), rs in sorted(cells.items()):
@@ -80,6 +150,45 @@ def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     return rows
 
 
+def twin_scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
+    cells: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.persona == "finops" and not _is_anomaly(r):
+            cells[(r.scenario_id, r.agent)].append(r)
+    rows = []
+    for (sid, agent), rs in sorted(cells.items()):
+        scored = [r for r in rs if r.scored]
+        last = max(rs, key=lambda r: r.trial)
+        if last.mitigation is not None and last.mitigation.passed:
+            why = "mitigated"
+        else:
+            why = (last.mitigation.reason if last.mitigation else None) or last.error or last.termination
+        diag = sum(bool(r.diagnosis and r.diagnosis.correct) for r in scored)
+        mit = sum(bool(r.mitigation and r.mitigation.passed) for r in scored)
+        prox = [r.scores["proximity_cpu_cost"].value for r in scored if "proximity_cpu_cost" in r.scores]
+        rows.append(
+            [
+                sid,
+                agent,
+                str(len(rs)),
+                f"{100 * diag / len(scored):.0f}" if scored else "—",
+                f"{100 * mit / len(scored):.0f}" if scored else "—",
+                f"{statistics.mean(prox):.2f}" if prox else "—",
+                why or "passed",
+            ]
+        )
+    return rows
+
+
+TWIN_INTRO = (
+    "Cost incidents on the twin (a cost alert fired; OpenCost beside the app): diagnosis and "
+    "mitigation pass@1 as in the SRE table (mitigation: the cost alert cleared and the app works end "
+    "to end, nothing healthy broken), mean ± standard error over scenarios; the paper's proximity "
+    "metrics, 1 − |observed − optimal| / optimal (floored at 0) of the namespace's hourly CPU and "
+    "memory cost and CPU and memory efficiency, the last hour after the agent against the hour "
+    "before the fault, mean ± standard deviation over episodes."
+)
+
 INTRO = (
     "Cost anomaly detection (ITBench-Lite's format): the agent names the resource an anomaly comes "
     "from. pinpointed: every true resource named and at least half of those named right (the pass); "
@@ -91,17 +200,32 @@ INTRO = (
 
 def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
     fin = [r for r in records if r.persona == "finops"]
-    parts = [
-        "## FinOps results (Table 6 layout: anomaly detection)",
-        "",
-        INTRO,
-        "",
-        md_table(TABLE6_HEADER, table6_rows(fin), escape=True),
-        "",
-        "## FinOps per scenario",
-        "",
-        md_table(SCENARIO_HEADER, scenario_rows(fin), escape=True),
-    ]
+    parts: list[str] = []
+    if any(not _is_anomaly(r) for r in fin):
+        parts += [
+            "## FinOps results (Table 6 layout)",
+            "",
+            TWIN_INTRO,
+            "",
+            md_table(TWIN_HEADER, twin_rows(fin), escape=True),
+            "",
+            "## FinOps cost incidents per scenario",
+            "",
+            md_table(TWIN_SCENARIO_HEADER, twin_scenario_rows(fin), escape=True),
+            "",
+        ]
+    if any(_is_anomaly(r) for r in fin):
+        parts += [
+            "## FinOps anomaly detection",
+            "",
+            INTRO,
+            "",
+            md_table(TABLE6_HEADER, table6_rows(fin), escape=True),
+            "",
+            "## FinOps anomaly detection per scenario",
+            "",
+            md_table(SCENARIO_HEADER, scenario_rows(fin), escape=True),
+        ]
     errs = [r for r in fin if r.error]
     if errs:
         parts += ["", "## FinOps episodes with errors", ""]
@@ -116,13 +240,23 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     fin = [r for r in records if r.persona == "finops"]
-    out = [
-        "<h2 id='table6'>FinOps results (Table 6 layout: anomaly detection)</h2>",
-        f"<p>{html.escape(INTRO)}</p>",
-        table(TABLE6_HEADER, [[html.escape(c) for c in row] for row in table6_rows(fin)]),
-        "<h2>FinOps per scenario</h2>",
-        table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
-    ]
+    out: list[str] = []
+    if any(not _is_anomaly(r) for r in fin):
+        out += [
+            "<h2 id='table6'>FinOps results (Table 6 layout)</h2>",
+            f"<p>{html.escape(TWIN_INTRO)}</p>",
+            table(TWIN_HEADER, [[html.escape(c) for c in row] for row in twin_rows(fin)]),
+            "<h2>FinOps cost incidents per scenario</h2>",
+            table(TWIN_SCENARIO_HEADER, [[html.escape(c) for c in row] for row in twin_scenario_rows(fin)]),
+        ]
+    if any(_is_anomaly(r) for r in fin):
+        out += [
+            "<h2 id='anomaly'>FinOps anomaly detection</h2>",
+            f"<p>{html.escape(INTRO)}</p>",
+            table(TABLE6_HEADER, [[html.escape(c) for c in row] for row in table6_rows(fin)]),
+            "<h2>FinOps anomaly detection per scenario</h2>",
+            table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
+        ]
     rows = []
     for r in sorted(fin, key=lambda r: (r.scenario_id, r.agent, r.trial)):
         marks = " ".join(f"{html.escape(k)} {v.value:.2f}" for k, v in r.scores.items()) or "–"

@@ -131,8 +131,8 @@ def show_cmd(
     if scenario_id.startswith("finops/"):
         from ..personas.finops.cli import show_finops
 
-        show_finops(scenario_id, as_json)
-        return
+        if show_finops(scenario_id, as_json):
+            return
     from .registry import UnknownScenarioError
 
     reg = _registry()
@@ -184,12 +184,27 @@ def validate_cmd(
 
         validate_ciso_suite(ids or [], as_json, seed, jobs)
         return
-    if suite == "finops":
+    anomaly_report: Any = None
+    if suite == "finops":  # the anomaly library here, then the scenarios on the twin below
+        import fnmatch
+
         from ..personas.finops.cli import validate_finops_suite
 
-        validate_finops_suite(ids or [], as_json)
-        return
-    if suite == "sre":
+        anomaly_report = validate_finops_suite(ids or [], as_json, exit_on_failure=False, twin_ids=True)
+        twin = [x.id for x in _registry().all() if x.persona == "finops"]
+        ids = [
+            sid
+            for sid in twin
+            if not ids
+            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"finops/{q}") for q in ids)
+        ]
+        if not ids:
+            if as_json:
+                print(json.dumps({"anomaly": anomaly_report["json"], "twin": []}, indent=2))
+            if not anomaly_report["ok"]:
+                raise typer.Exit(1)
+            return
+    elif suite == "sre":
         all_ = not ids
     elif suite is not None:
         typer.echo(f"error: --suite must be sre, ciso or finops, got {suite!r}", err=True)
@@ -245,12 +260,15 @@ def validate_cmd(
                 for r in pool.map(validate_by_id, args):
                     done(r)
     if as_json:
-        print(json.dumps(results, indent=2))
+        if anomaly_report is not None:
+            print(json.dumps({"anomaly": anomaly_report["json"], "twin": results}, indent=2))
+        else:
+            print(json.dumps(results, indent=2))
     bad = [r for r in results if not r["ok"]]
     if not as_json:
         console.print(f"{len(results) - len(bad)}/{len(results)} scenarios valid")
     sys.stdout.flush()
-    if bad:
+    if bad or (anomaly_report is not None and not anomaly_report["ok"]):
         raise typer.Exit(1)
 
 

@@ -174,20 +174,24 @@ def test_episodes_through_the_harness(tmp_path: Path, library: list[AnomalyScena
     }
     md, _ = write_reports([tmp_path / "run"])
     text = md.read_text()
-    assert "## FinOps results (Table 6 layout: anomaly detection)" in text and "## SRE results" not in text
+    assert "## FinOps anomaly detection" in text and "## SRE results" not in text
+    assert "## FinOps results (Table 6 layout)" not in text  # no cost incident in this run
     assert "| oracle | 100.00 ± 0.00 | 100.00 ± 0.00 |" in text
 
 
 def test_suite_selection_and_cli(tmp_path: Path, library: list[AnomalyScenario]) -> None:
     cat = Catalogue.default()
-    assert {s.id for s in cat.select(suite="finops")} == {s.id for s in library}
+    assert {s.id for s in cat.select(suite="finops:anomaly")} == {s.id for s in library}
+    assert {s.id for s in library} < {s.id for s in cat.select(suite="finops")}  # and the twin's
     assert [s.id for s in cat.select(ids=["anomaly-price-change-v1"])] == ["finops/anomaly-price-change-v1"]
     assert cat.get("anomaly-price-change-v1").id == "finops/anomaly-price-change-v1"
     runner = CliRunner()
     r = runner.invoke(app, ["scenarios", "validate", "--suite", "finops", "anomaly-spike-*"])
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["scenarios", "list", "--suite", "finops", "--json"])
-    assert len(json.loads(r.output)) == len(library)
+    rows = json.loads(r.output)
+    assert sum(x["class"] == "anomaly" for x in rows) == len(library)
+    assert sum(x["class"] == "twin" for x in rows) >= 4  # the cost incidents on the twin
     r = runner.invoke(app, ["scenarios", "show", "finops/anomaly-price-change-v1"])
     assert r.exit_code == 0 and "price_change" in r.output
     r = runner.invoke(app, ["scenarios", "audit", "--suite", "finops", "--json"])

@@ -4,6 +4,7 @@ hands ``finops`` suites to these)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
 
@@ -26,44 +27,55 @@ def list_finops(as_json: bool) -> None:
     from rich.table import Table
 
     from ...report.console import print_table
+    from ...scenario.registry import ScenarioRegistry
 
     rows = [
         {
             "id": s.id,
             "class": s.task_class,
-            "anomaly": f"{s.anomaly.kind} on an {s.anomaly.level}",
+            "anomaly": f"{s.anomaly.kind} on {s.anomaly.level}",
             "look-alikes": [b.kind for b in s.benign],
             "complexity": s.complexity,
         }
         for s in _library()
     ]
+    rows += [  # cost incidents on the twin (SRE-format scenario files)
+        {
+            "id": s.id,
+            "class": "twin",
+            "anomaly": ", ".join(a.name for a in s.alerts),
+            "look-alikes": [],
+            "complexity": s.complexity_bucket,
+        }
+        for s in ScenarioRegistry.default().all()
+        if s.persona == "finops"
+    ]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
     t = Table(title=f"{len(rows)} scenarios")
-    for col in ("id", "class", "anomaly", "look-alikes", "complexity"):
+    for col in ("id", "class", "anomaly / alerts", "look-alikes", "complexity"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(r["id"], r["class"], r["anomaly"], ", ".join(r["look-alikes"]), r["complexity"])
     print_table(t)
 
 
-def show_finops(scenario_id: str, as_json: bool) -> None:
+def show_finops(scenario_id: str, as_json: bool) -> bool:
+    """Show an anomaly scenario; False when ``scenario_id`` is none (a FinOps scenario of the SRE
+    format is shown by the SRE path)."""
     by_id = {s.id: s for s in _library()}
     sc = by_id.get(scenario_id) or by_id.get(f"finops/{scenario_id}")
     if sc is None:
-        typer.echo(
-            f"error: unknown FinOps scenario {scenario_id!r} (see `itbench scenarios list --suite finops`)",
-            err=True,
-        )
-        raise typer.Exit(2)
+        return False
     if as_json:
         print(sc.model_dump_json(indent=2))
-        return
+        return True
     import yaml
 
     print(f"# class {sc.task_class}; complexity {sc.complexity}")
     print(yaml.safe_dump(json.loads(sc.model_dump_json(exclude_defaults=True)), sort_keys=False), end="")
+    return True
 
 
 def _chosen(ids: list[str]):  # type: ignore[no-untyped-def]
@@ -83,18 +95,40 @@ def _chosen(ids: list[str]):  # type: ignore[no-untyped-def]
     return out
 
 
-def validate_finops_suite(ids: list[str], as_json: bool) -> None:
+def validate_finops_suite(
+    ids: list[str], as_json: bool, exit_on_failure: bool = True, twin_ids: bool = False
+) -> dict[str, Any]:
+    """Validate the anomaly scenarios named by ``ids`` (all without); returns ``{"ok", "json"}``.
+    With ``twin_ids``, ids that name no anomaly scenario are left for the twin's validation
+    (FinOps scenarios of the SRE format) instead of being an error; ``as_json`` leaves the printing
+    to the caller."""
     from rich.table import Table
 
     from ...report.console import print_table
     from .validate import library_problems, validate_anomaly
 
+    if twin_ids and ids:
+        known = {s.id for s in _library()}
+        import fnmatch
+
+        ids = [
+            q
+            for q in ids
+            if any(fnmatch.fnmatchcase(k, q) or fnmatch.fnmatchcase(k, f"finops/{q}") for k in known)
+        ]
+        if not ids:
+            return {"ok": True, "json": {"scenarios": [], "library": []}}
     chosen = _chosen(ids)
     results = [validate_anomaly(s) for s in chosen]
     bad = [r for r in results if not r.ok]
     shared = library_problems(chosen)
+    report = {
+        "ok": not (bad or shared),
+        "json": {"scenarios": [r.__dict__ for r in results], "library": shared},
+    }
     if as_json:
-        print(json.dumps({"scenarios": [r.__dict__ for r in results], "library": shared}, indent=2))
+        if not twin_ids:
+            print(json.dumps(report["json"], indent=2))
     else:
         t = Table(title=f"{len(results) - len(bad)}/{len(results)} FinOps scenarios valid")
         for col in ("scenario", "ok", "rows", "signal", "problems"):
@@ -104,8 +138,9 @@ def validate_finops_suite(ids: list[str], as_json: bool) -> None:
         print_table(t)
         for line in shared:
             typer.echo(f"library: {line}", err=True)
-    if bad or shared:
+    if exit_on_failure and (bad or shared):
         raise typer.Exit(1)
+    return report
 
 
 def audit_finops_suite(ids: list[str], as_json: bool) -> None:

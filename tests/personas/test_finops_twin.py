@@ -1,0 +1,107 @@
+"""FinOps cost incidents on the twin (issue 16): a cost alert fires on OpenCost's metrics after a
+week of past; the agent works with kubectl like an SRE; mitigation is the end state (the cost
+alert cleared and the app working end to end, nothing healthy broken) and the proximity of the end
+state's cost to the optimal one is recorded.
+
+Cutting cost by breaking the app — scaling the namespace to zero, deleting its Deployments — clears
+the cost alert and must still fail mitigation; the lazy agent keeps paying; the right fix, done
+with the real kubectl, passes with proximity near 1.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.catalogue import Catalogue
+from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
+from itbench_agents.harness.runfolder import read_episodes
+from itbench_agents.report.build import write_reports
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+LOAD_TEST = "finops/forgotten-load-test-v1"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed"),
+]
+
+
+def _command(tmp_path: Path, name: str, script: str) -> AgentSpec:
+    path = tmp_path / f"{name}.sh"
+    path.write_text(f"set -e\n{script}\necho '{{}}' > \"$ITBENCH_WORKDIR/agent_output.json\"\n")
+    return AgentSpec(name="command", label=name, command=["sh", str(path)], config={"sandbox": "none"})
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("finops-twin")
+    agents = [
+        AgentSpec(name="oracle"),
+        AgentSpec(name="noop"),
+        _command(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
+        _command(tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"),
+        _command(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
+    ]
+    run_dir = tmp / "run"
+    _, specs, _ = start_run(run_dir, RunConfig(scenarios=[LOAD_TEST], agents=agents), Catalogue.default())
+    run_batch(run_dir, specs)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def records(run_dir: Path) -> list[EpisodeRecord]:
+    return read_episodes(run_dir)
+
+
+def by_agent(records: list[EpisodeRecord]) -> dict[str, EpisodeRecord]:
+    return {r.agent: r for r in records}
+
+
+def test_the_oracle_and_the_right_fix_pass_with_proximity_near_one(records: list[EpisodeRecord]) -> None:
+    for name in ("oracle", "right-fix"):
+        r = by_agent(records)[name]
+        assert r.persona == "finops" and r.termination == "submitted", r.error
+        assert r.mitigation is not None and r.mitigation.passed, r.mitigation
+        for k in (
+            "proximity_cpu_cost",
+            "proximity_ram_cost",
+            "proximity_cpu_efficiency",
+            "proximity_ram_efficiency",
+        ):
+            assert r.scores[k].value > 0.95, (name, k, r.scores[k].explanation)
+    assert by_agent(records)["oracle"].diagnosis is not None and by_agent(records)["oracle"].diagnosis.correct
+
+
+def test_the_lazy_agent_keeps_paying(records: list[EpisodeRecord]) -> None:
+    noop = by_agent(records)["noop"]
+    assert noop.mitigation is not None and not noop.mitigation.passed
+    assert "CPUSpend" in (noop.mitigation.reason or "")
+    assert noop.scores["proximity_cpu_cost"].value < 0.5
+
+
+@pytest.mark.parametrize("strategy", ["scale-all-to-zero", "delete-everything"])
+def test_cutting_cost_by_breaking_the_app_fails(records: list[EpisodeRecord], strategy: str) -> None:
+    r = by_agent(records)[strategy]
+    assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
+    reason = r.mitigation.reason or ""
+    assert "journeys" in reason or "inventory" in reason or "scaled" in reason, reason
+
+
+def test_the_report_has_table_6(run_dir: Path) -> None:
+    md, _ = write_reports([run_dir])
+    text = md.read_text()
+    assert "## FinOps results (Table 6 layout)" in text and "## SRE results" not in text
+    assert "| oracle | 100.00 ± n/a | 100.00 ± n/a | 1.00 ± n/a |" in text
+    assert "| scale-all-to-zero | 0.00 ± n/a | 0.00 ± n/a |" in text
+
+
+def test_suite_finops_holds_both_classes() -> None:
+    cat = Catalogue.default()
+    ids = {s.id for s in cat.select(suite="finops")}
+    assert LOAD_TEST in ids and "finops/anomaly-price-change-v1" in ids
+    assert {s.id for s in cat.select(suite="finops", ids=["forgotten-load-test-v1"])} == {LOAD_TEST}
+    assert all(s.id.startswith("finops/anomaly") for s in cat.select(suite="finops:anomaly"))
