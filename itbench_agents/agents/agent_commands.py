@@ -48,6 +48,8 @@ def command_env(endpoints: Endpoints, env: dict[str, str], workdir: Path) -> dic
     out = dict(env)
     if endpoints.opa_url:  # only where the scenario runs an OPA
         out["OPA_URL"] = endpoints.opa_url
+    if endpoints.opencost_url:  # FinOps on the twin: OpenCost's API
+        out["OPENCOST_URL"] = endpoints.opencost_url
     if endpoints.ansible_inventory:
         from ..twin.host.controller import controller_env
 

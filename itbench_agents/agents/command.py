@@ -92,7 +92,6 @@ class CommandAgent:
             "LOKI_URL": ep.loki_url or "",
             "JAEGER_URL": ep.jaeger_url or "",
             "ALERTMANAGER_URL": ep.alertmanager_url or "",
-            "OPENCOST_URL": ep.opencost_url or "",
             "ITBENCH_WORKDIR": str(work),
             "ITBENCH_TASK": task.goal,
             "ITBENCH_NAMESPACES": ",".join(task.namespaces),

@@ -73,7 +73,7 @@ register(
 register(
     "finops-heuristic",
     "itbench_agents.agents.finops_heuristic:make_agent",
-    "FinOps baseline without an LLM: a seasonal z-score detector over the bill (anomaly tasks)",
+    "FinOps baseline without an LLM: a seasonal z-score detector (anomalies), a rightsizing recommender applied (cost incidents)",
     personas=("finops",),
 )
 register(

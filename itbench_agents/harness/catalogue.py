@@ -87,16 +87,16 @@ class Catalogue:
             mine = self._library(persona)
             # FinOps on the twin: scenario files of the SRE format (``scenarios/finops/*.yaml``)
             twin_side = [s for s in self.sre.all() if s.persona == persona]
-            twin_ids = [q for q in other_ids if any(_sre_hits(s, q) for s in twin_side)]
-            stray = [q for q in other_ids if q not in twin_ids]
-            stray += [q for q in lib_ids if not any(_hits(s, q) for s in mine)]
+            twin_ids = [q for q in ids if any(_sre_hits(s, q) for s in twin_side)]
+            lib_ids = [q for q in lib_ids if any(_hits(s, q) for s in mine)]
+            stray = [q for q in ids if q not in twin_ids and q not in lib_ids]
             if stray:
                 raise ScenarioSelectionError(
                     f"{', '.join(repr(q) for q in stray)} not in suite {suite!r}: --scenario narrows "
                     "--suite (drop --suite to run scenarios of any suite)"
                 )
             pool = [s for s in mine if not suite_tag or suite_tag in _lib_tags(s)]
-            out.extend(self._pick(pool, lib_ids) if lib_ids else ([] if twin_ids else pool))
+            out.extend(self._pick(pool, lib_ids) if lib_ids else ([] if twin_ids else pool))  # ids narrow
             twins = [s for s in twin_side if not suite_tag or suite_tag in s.tags]
             if twin_ids:
                 out.extend(s for s in twins if any(_sre_hits(s, q) for q in twin_ids))

@@ -103,7 +103,7 @@ for root in roots:
         break
 # 2. the environment: nothing beyond the documented variables
 documented = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "KUBECONFIG", "KUBECONFIG_READONLY",
-              "KUBE_URL", "PROMETHEUS_URL", "LOKI_URL", "JAEGER_URL", "ALERTMANAGER_URL", "ITBENCH_WORKDIR",
+              "KUBE_URL", "PROMETHEUS_URL", "LOKI_URL", "JAEGER_URL", "ALERTMANAGER_URL", "OPENCOST_URL", "ITBENCH_WORKDIR",
               "ITBENCH_TASK", "ITBENCH_NAMESPACES", "ITBENCH_MASKED", "ITBENCH_MAX_STEPS", "ITBENCH_WALL_TIME_S",
               "ITBENCH_EVENTS", "ITBENCH_AGENT_RUN", "PWD", "SHLVL", "_"}
 extra_env = sorted(k for k in os.environ if k not in documented)

@@ -1,6 +1,8 @@
 """``finops-heuristic``: the FinOps baseline without an LLM. On an anomaly task it reads the work
 folder's ``anomaly.json`` and ``data.csv`` and answers with the seasonal z-score detector
-(``zscore.py``); it needs nothing but the two files."""
+(``zscore.py``); on a cost incident on a cluster it runs the rightsizing recommender
+(``rightsize.py``: OpenCost's usage per container against the requests, the HPAs' targets) and
+applies what it recommends with the kubectl tool, naming what it changed as the diagnosis."""
 
 from __future__ import annotations
 
@@ -19,11 +21,8 @@ class FinopsHeuristicAgent:
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         t0 = time.perf_counter()
-        if task.kind != "anomaly":
-            events(
-                {"type": "agent_message", "content": f"finops-heuristic: no strategy for a {task.kind} task"}
-            )
-            return AgentOutput(steps=0)
+        if task.kind != "anomaly":  # a cost incident on a cluster
+            return self.rightsize(task, events, t0)
         work = Path(task.workdir)
         try:
             alert = json.loads((work / "anomaly.json").read_text())
@@ -37,7 +36,33 @@ class FinopsHeuristicAgent:
         (work / "answer.json").write_text(json.dumps(result, indent=2) + "\n")
         return AgentOutput(steps=1, diagnosis_time_s=time.perf_counter() - t0, extra={"answer": result})
 
+    def rightsize(self, task: Task, events: EventSink, t0: float) -> AgentOutput:
+        from ...tools.context import ToolContext
+        from ..base import Diagnosis, DiagnosisEntity
+        from .rightsize import rightsize
+
+        ns = task.namespaces[0] if task.namespaces else "default"
+        changes = rightsize(ToolContext.for_task(task), ns, events)
+        diagnosis = Diagnosis(
+            entities=[
+                DiagnosisEntity(
+                    name=c.entity,
+                    contributing_factor=True,
+                    reasoning=c.reason,
+                    evidence="OpenCost usage vs requests",
+                )
+                for c in changes
+            ]
+        )
+        events({"type": "agent_message", "content": f"finops-heuristic: {len(changes)} change(s)"})
+        return AgentOutput(
+            diagnosis=diagnosis,
+            mitigation_actions=[cmd for c in changes for cmd in c.commands],
+            steps=1 + sum(len(c.commands) for c in changes),
+            diagnosis_time_s=time.perf_counter() - t0,
+        )
+
 
 def make_agent(config: AgentConfig) -> FinopsHeuristicAgent:
-    """FinOps baseline without an LLM: a seasonal z-score detector over the bill (anomaly tasks)."""
+    """FinOps baseline without an LLM: a seasonal z-score detector (anomalies), a rightsizing recommender (cost incidents)."""
     return FinopsHeuristicAgent()
