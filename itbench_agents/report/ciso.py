@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
+from .named_scores import html_table, macro, rate
 from .tables import fmt, md_table
 from .trajectory_html import episode_link
 
@@ -45,27 +46,15 @@ SCENARIO_HEADER = [
 ]
 
 
-def _rate(records: Sequence[EpisodeRecord], score: str) -> float:
-    return sum(r.scores[score].value if score in r.scores else 0.0 for r in records) / len(records)
-
-
-def _macro(records: Sequence[EpisodeRecord], score: str) -> Stat:
-    by_scenario: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for r in records:
-        if r.scored:
-            by_scenario[r.scenario_id].append(r)
-    return Stat.of([_rate(rs, score) for _, rs in sorted(by_scenario.items())])
-
-
 def table5_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     ciso = [r for r in records if r.persona == "ciso"]
     rows = []
     for agent in sorted({r.agent for r in ciso}):
         mine = [r for r in ciso if r.agent == agent]
         row = [agent]
-        row += [fmt(_macro([r for r in mine if r.category == c], "detected"), pct=True) for c in CLASSES]
+        row += [fmt(macro([r for r in mine if r.category == c], "detected"), pct=True) for c in CLASSES]
         row += [
-            fmt(_macro(mine, k), pct=True)
+            fmt(macro(mine, k), pct=True)
             for k in ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available")
         ]
         passing = [
@@ -92,7 +81,7 @@ def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
             last.scores["strict"].explanation if "strict" in last.scores else (last.error or last.termination)
         )
         rates = [
-            f"{100 * _rate(scored, k):.0f}" if scored else "—"
+            f"{100 * rate(scored, k):.0f}" if scored else "—"
             for k in ("detected", "compliant_clean", "strict")
         ]
         rows.append([sid, agent, rs[0].category, str(len(rs)), *rates, why])
@@ -126,22 +115,17 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
 def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
     import html
 
-    def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
     ciso = [r for r in records if r.persona == "ciso"]
     esc = [[html.escape(c) for c in row] for row in table5_rows(ciso)]
-    out = ["<h2 id='table5'>CISO results (Table 5 layout)</h2>", table(TABLE5_HEADER, esc)]
+    out = ["<h2 id='table5'>CISO results (Table 5 layout)</h2>", html_table(TABLE5_HEADER, esc)]
     out.append("<h2>CISO per scenario</h2>")
-    out.append(table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
+    out.append(html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
     rows = []
     for r in sorted(ciso, key=lambda r: (r.scenario_id, r.agent, r.trial)):
         name = episode_link(r.episode_id, links)
         marks = " ".join(f"{html.escape(k)} {'✓' if v.passed else '✗'}" for k, v in r.scores.items()) or "–"
         rows.append([name, html.escape(r.termination), marks, f"{r.wall_s:.1f}", html.escape(r.error or "")])
     out.append(
-        "<h2>CISO episodes</h2>" + table(["episode", "termination", "scores", "wall s", "error"], rows)
+        "<h2>CISO episodes</h2>" + html_table(["episode", "termination", "scores", "wall s", "error"], rows)
     )
     return "\n".join(out)

@@ -18,10 +18,11 @@ from __future__ import annotations
 import html
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
+from .named_scores import html_table, macro, rate
 from .tables import fmt, md_table
 from .trajectory_html import episode_link
 
@@ -65,28 +66,8 @@ TWIN_SCENARIO_HEADER = [
 ]
 
 
-def _rate(records: Sequence[EpisodeRecord], score: str) -> float:
-    return sum(r.scores[score].value if score in r.scores else 0.0 for r in records) / len(records)
-
-
-def _macro(records: Sequence[EpisodeRecord], score: str) -> Stat:
-    by_scenario: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for r in records:
-        if r.scored:
-            by_scenario[r.scenario_id].append(r)
-    return Stat.of([_rate(rs, score) for _, rs in sorted(by_scenario.items())])
-
-
 def _is_anomaly(r: EpisodeRecord) -> bool:
     return r.category == "anomaly"
-
-
-def _macro_of(records: Sequence[EpisodeRecord], passed: Callable[[EpisodeRecord], float]) -> Stat:
-    by_scenario: dict[str, list[float]] = defaultdict(list)
-    for r in records:
-        if r.scored:
-            by_scenario[r.scenario_id].append(passed(r))
-    return Stat.of([sum(v) / len(v) for _, v in sorted(by_scenario.items())])
 
 
 def _mean_std(values: list[float]) -> str:
@@ -104,10 +85,8 @@ def twin_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     for agent in sorted({r.agent for r in fin}):
         mine = [r for r in fin if r.agent == agent]
         row = [agent]
-        row.append(fmt(_macro_of(mine, lambda r: float(bool(r.diagnosis and r.diagnosis.correct))), pct=True))
-        row.append(
-            fmt(_macro_of(mine, lambda r: float(bool(r.mitigation and r.mitigation.passed))), pct=True)
-        )
+        row.append(fmt(macro(mine, lambda r: float(bool(r.diagnosis and r.diagnosis.correct))), pct=True))
+        row.append(fmt(macro(mine, lambda r: float(bool(r.mitigation and r.mitigation.passed))), pct=True))
         for k in PROXIMITY:
             row.append(_mean_std([r.scores[k].value for r in mine if r.scored and k in r.scores]))
         row += [str(len(mine)), str(sum(not r.scored for r in mine))]
@@ -122,8 +101,8 @@ def table6_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
     for agent in sorted({r.agent for r in fin}):
         mine = [r for r in fin if r.agent == agent]
         row = [agent]
-        row += [fmt(_macro(mine, k), pct=True) for k in ("pinpointed", "root_cause_resource")]
-        row += [fmt(_macro(mine, k)) for k in ("precision", "recall", "f1")]
+        row += [fmt(macro(mine, k), pct=True) for k in ("pinpointed", "root_cause_resource")]
+        row += [fmt(macro(mine, k)) for k in ("precision", "recall", "f1")]
         row.append(fmt(Stat.of([r.timing.agent_wall_s for r in mine if r.scored])))
         row += [str(len(mine)), str(sum(not r.scored for r in mine))]
         rows.append(row)
@@ -144,8 +123,8 @@ def scenario_rows(records: Sequence[EpisodeRecord]) -> list[list[str]]:
             if "pinpointed" in last.scores
             else (last.error or last.termination)
         )
-        pin = f"{100 * _rate(scored, 'pinpointed'):.0f}" if scored else "—"
-        f1 = f"{_rate(scored, 'f1'):.2f}" if scored else "—"
+        pin = f"{100 * rate(scored, 'pinpointed'):.0f}" if scored else "—"
+        f1 = f"{rate(scored, 'f1'):.2f}" if scored else "—"
         rows.append([sid, agent, str(len(rs)), pin, f1, why])
     return rows
 
@@ -234,28 +213,25 @@ def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
 
 
 def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
-    def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
     fin = [r for r in records if r.persona == "finops"]
     out: list[str] = []
     if any(not _is_anomaly(r) for r in fin):
         out += [
             "<h2 id='table6'>FinOps results (Table 6 layout)</h2>",
             f"<p>{html.escape(TWIN_INTRO)}</p>",
-            table(TWIN_HEADER, [[html.escape(c) for c in row] for row in twin_rows(fin)]),
+            html_table(TWIN_HEADER, [[html.escape(c) for c in row] for row in twin_rows(fin)]),
             "<h2>FinOps cost incidents per scenario</h2>",
-            table(TWIN_SCENARIO_HEADER, [[html.escape(c) for c in row] for row in twin_scenario_rows(fin)]),
+            html_table(
+                TWIN_SCENARIO_HEADER, [[html.escape(c) for c in row] for row in twin_scenario_rows(fin)]
+            ),
         ]
     if any(_is_anomaly(r) for r in fin):
         out += [
             "<h2 id='anomaly'>FinOps anomaly detection</h2>",
             f"<p>{html.escape(INTRO)}</p>",
-            table(TABLE6_HEADER, [[html.escape(c) for c in row] for row in table6_rows(fin)]),
+            html_table(TABLE6_HEADER, [[html.escape(c) for c in row] for row in table6_rows(fin)]),
             "<h2>FinOps anomaly detection per scenario</h2>",
-            table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
+            html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
         ]
     rows = []
     for r in sorted(fin, key=lambda r: (r.scenario_id, r.agent, r.trial)):
@@ -270,6 +246,6 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
             ]
         )
     out.append(
-        "<h2>FinOps episodes</h2>" + table(["episode", "termination", "scores", "wall s", "error"], rows)
+        "<h2>FinOps episodes</h2>" + html_table(["episode", "termination", "scores", "wall s", "error"], rows)
     )
     return "\n".join(out)

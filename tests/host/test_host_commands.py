@@ -145,9 +145,7 @@ def test_the_rpm_binding_reads_the_package_table(host: HostTwin) -> None:
 
 
 def test_a_command_that_prints_forever_is_cut_off_not_kept_in_memory(host: HostTwin) -> None:
-    # the cap ends it, not the time limit (generous: 64 MiB through the sandbox on a loaded machine
-    # once took over 30 s in the fast tier)
-    r = host.exec("yes; echo never", timeout=120)
+    r = host.exec("yes; echo never", timeout=30)
     assert not r.timed_out and r.rc != 0
     assert len(r.stdout) == 16 * 2**20 and b"output over 64 MiB: cut off" in r.stderr
     # the same limit holds for files written in the host

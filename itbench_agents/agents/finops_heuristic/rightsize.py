@@ -65,28 +65,32 @@ def _mem_q(b: float) -> str:
     return f"{int(math.ceil(b / 2**20 / 16)) * 16}Mi"
 
 
-def usage_by_container(
-    ctx: ToolContext, ns: str, events: EventSink
-) -> dict[tuple[str, str], dict[str, float]]:
-    """(Deployment, container) → average cores and bytes used and requested, over the last hour
-    (OpenCost sums a controller's replicas: per-replica values are divided by the running pods)."""
+def accumulated(
+    ctx: ToolContext, ns: str, window: str, aggregate: str, events: EventSink
+) -> dict[str, Any] | None:
+    """OpenCost's allocations of the namespace over ``window``, accumulated into one set and
+    aggregated by ``aggregate`` (None when there is no OpenCost or it does not answer)."""
     url = ctx.endpoints.opencost_url
     if not url:
-        return {}
-    params = {
-        "window": "1h",
-        "aggregate": "controller,container",
-        "accumulate": "true",
-        "filter": f'namespace:"{ns}"',
-    }
+        return None
+    params = {"window": window, "aggregate": aggregate, "accumulate": "true", "filter": f'namespace:"{ns}"'}
     events({"type": "tool_call", "tool": "opencost", "args": {"path": "/allocation/compute", **params}})
     try:
         body = requests.get(f"{url}/allocation/compute", params=params, timeout=30).json()
     except (requests.RequestException, ValueError) as e:
         events({"type": "observation", "tool": "opencost", "content": None, "error": str(e)})
-        return {}
+        return None
+    return dict((body.get("data") or [{}])[0] or {})
+
+
+def usage_by_container(
+    ctx: ToolContext, ns: str, events: EventSink
+) -> dict[tuple[str, str], dict[str, float]]:
+    """(Deployment, container) → average cores and bytes used and requested, over the last hour
+    (OpenCost sums a controller's replicas: per-replica values are divided by the running pods)."""
+    allocations = accumulated(ctx, ns, "1h", "controller,container", events) or {}
     out: dict[tuple[str, str], dict[str, float]] = {}
-    for name, a in ((body.get("data") or [{}])[0] or {}).items():
+    for name, a in allocations.items():
         ctrl, _, container = name.partition("/")
         kind, _, dep = ctrl.partition(":")
         if kind != "deployment" or not container:
@@ -105,25 +109,13 @@ def grown_deployments(ctx: ToolContext, ns: str, events: EventSink) -> set[str] 
     """Deployments whose hourly cost over the last hour is more than 20 % above their average over
     the week before (or that did not run then): where the alert's money went. None when OpenCost
     cannot say."""
-    url = ctx.endpoints.opencost_url
-    if not url:
-        return None
 
     def hourly(window: str) -> dict[str, float] | None:
-        params = {
-            "window": window,
-            "aggregate": "controller",
-            "accumulate": "true",
-            "filter": f'namespace:"{ns}"',
-        }
-        events({"type": "tool_call", "tool": "opencost", "args": {"path": "/allocation/compute", **params}})
-        try:
-            body = requests.get(f"{url}/allocation/compute", params=params, timeout=30).json()
-        except (requests.RequestException, ValueError) as e:
-            events({"type": "observation", "tool": "opencost", "content": None, "error": str(e)})
+        allocations = accumulated(ctx, ns, window, "controller", events)
+        if allocations is None:
             return None
         out = {}
-        for name, a in ((body.get("data") or [{}])[0] or {}).items():
+        for name, a in allocations.items():
             hours = float(a.get("minutes") or 0.0) / 60.0
             if name.startswith("deployment:") and hours > 0:
                 out[name.split(":", 1)[1]] = (

@@ -11,11 +11,9 @@ on 127.0.0.1 through the ``itbench_host`` connection plugin, bound beside them.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata as metadata
 import os
 import re
-import resource
 import secrets
 import shlex
 import subprocess
@@ -35,7 +33,7 @@ from ...agents.sandbox import (
     start_process,
 )
 from .ansible import PLUGINS, ansible_env
-from .host import FILE_LIMIT
+from .host import file_limited
 
 SITE = "/tmp/.itbench-ansible/site"
 PLUGIN_DIR = "/tmp/.itbench-ansible/plugins"
@@ -134,9 +132,10 @@ def run_playbook(
         )
     out_path = workdir / ".ansible-output"
     with out_path.open("wb") as out:
-        proc = start_process(argv, options, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
-        with contextlib.suppress(ProcessLookupError):  # its output and files: bounded, as in the host
-            resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+        # its output and files: bounded, as in the host (set before bwrap forks: host.file_limited)
+        proc = start_process(
+            file_limited(argv), options, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
         try:
             rc: int | None = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:

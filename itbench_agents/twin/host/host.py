@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -90,6 +89,24 @@ OUTPUT_LIMIT = 16 * 1024 * 1024
 """The most of a command's standard output (and of its standard error) returned."""
 FILE_LIMIT = 64 * 1024 * 1024
 """The largest file a command in the host may write (its output included)."""
+
+
+def file_limited(argv: list[str]) -> list[str]:
+    """``argv`` run with no file it writes, its output included, larger than :data:`FILE_LIMIT`:
+    the limit is set in the process that execs it (util-linux ``prlimit``, or Python where that is
+    missing), so every process it starts inherits it. (Setting it from outside after the start
+    races with bwrap's fork: a child forked first ran unbounded.)"""
+    tool = shutil.which("prlimit")
+    if tool:
+        return [tool, f"--fsize={FILE_LIMIT}", "--", *argv]
+    import sys
+
+    code = (
+        "import os, resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({FILE_LIMIT}, {FILE_LIMIT})); "
+        "os.execvp(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", code, *argv]
 
 
 @dataclass(frozen=True)
@@ -265,14 +282,12 @@ class HostTwin:
             si.write(stdin)
             si.seek(0)
             proc = subprocess.Popen(
-                [*self.bwrap_argv(), "/bin/sh", "-c", command],
+                file_limited([*self.bwrap_argv(), "/bin/sh", "-c", command]),
                 stdin=si,
                 stdout=so,
                 stderr=se,
                 start_new_session=True,
             )
-            with contextlib.suppress(ProcessLookupError):
-                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
             timed_out = False
             try:
                 rc = proc.wait(timeout=timeout)
