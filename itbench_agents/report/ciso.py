@@ -17,9 +17,8 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
-from .named_scores import html_table, macro, rate
+from .named_scores import episodes_html, error_lines, html_table, macro, rate
 from .tables import fmt, md_table
-from .trajectory_html import episode_link
 
 CLASSES = ("kyverno", "k8s-opa", "rhel-opa", "kyverno-update")
 TABLE5_HEADER = [
@@ -105,10 +104,7 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
         "",
         md_table(SCENARIO_HEADER, scenario_rows(ciso), escape=True),
     ]
-    errs = [r for r in ciso if r.error]
-    if errs:
-        parts += ["", "## CISO episodes with errors", ""]
-        parts += [f"- `{r.episode_id}` ({r.termination}): {r.error}" for r in errs[:200]]
+    parts += error_lines("CISO", ciso)
     return "\n".join(parts) + "\n"
 
 
@@ -120,12 +116,5 @@ def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
     out = ["<h2 id='table5'>CISO results (Table 5 layout)</h2>", html_table(TABLE5_HEADER, esc)]
     out.append("<h2>CISO per scenario</h2>")
     out.append(html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
-    rows = []
-    for r in sorted(ciso, key=lambda r: (r.scenario_id, r.agent, r.trial)):
-        name = episode_link(r.episode_id, links)
-        marks = " ".join(f"{html.escape(k)} {'✓' if v.passed else '✗'}" for k, v in r.scores.items()) or "–"
-        rows.append([name, html.escape(r.termination), marks, f"{r.wall_s:.1f}", html.escape(r.error or "")])
-    out.append(
-        "<h2>CISO episodes</h2>" + html_table(["episode", "termination", "scores", "wall s", "error"], rows)
-    )
+    out.append(episodes_html("CISO", ciso, links, lambda v: "✓" if v.passed else "✗"))
     return "\n".join(out)

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
-from .named_scores import html_table, macro, rate
+from .named_scores import episodes_html, error_lines, html_table, macro, rate
 from .tables import fmt, md_table
-from .trajectory_html import episode_link
 
 PROXIMITY = (
     "proximity_cpu_cost",
@@ -205,10 +204,7 @@ def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
             "",
             md_table(SCENARIO_HEADER, scenario_rows(fin), escape=True),
         ]
-    errs = [r for r in fin if r.error]
-    if errs:
-        parts += ["", "## FinOps episodes with errors", ""]
-        parts += [f"- `{r.episode_id}` ({r.termination}): {r.error}" for r in errs[:200]]
+    parts += error_lines("FinOps", fin)
     return "\n".join(parts) + "\n"
 
 
@@ -233,19 +229,5 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
             "<h2>FinOps anomaly detection per scenario</h2>",
             html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
         ]
-    rows = []
-    for r in sorted(fin, key=lambda r: (r.scenario_id, r.agent, r.trial)):
-        marks = " ".join(f"{html.escape(k)} {v.value:.2f}" for k, v in r.scores.items()) or "–"
-        rows.append(
-            [
-                episode_link(r.episode_id, links),
-                html.escape(r.termination),
-                marks,
-                f"{r.wall_s:.1f}",
-                html.escape(r.error or ""),
-            ]
-        )
-    out.append(
-        "<h2>FinOps episodes</h2>" + html_table(["episode", "termination", "scores", "wall s", "error"], rows)
-    )
+    out.append(episodes_html("FinOps", fin, links, lambda v: f"{v.value:.2f}"))
     return "\n".join(out)
