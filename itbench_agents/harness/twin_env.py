@@ -221,9 +221,10 @@ class TwinEnvironment:
     def _addons(self) -> list[Any]:
         if not self.finops:
             return []
+        from ..personas.finops.pricing import library_pricing
         from ..twin.addons.opencost.addon import OpenCostAddon
 
-        return [OpenCostAddon()]
+        return [OpenCostAddon(library_pricing())]
 
     def _namespace_cost(self, start: float, end: float) -> Any:
         from ..personas.finops.proximity import namespace_cost

@@ -24,6 +24,8 @@ API_VERSION_OF_KIND: dict[str, str] = {
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
     "DaemonSet": "apps/v1",
+    "Job": "batch/v1",
+    "CronJob": "batch/v1",
     "HorizontalPodAutoscaler": "autoscaling/v2",
     "NetworkPolicy": "networking.k8s.io/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
