@@ -36,7 +36,7 @@ NAMESPACED_CORE = [
 ]  # fmt: skip
 NAMESPACED_GROUPS = [
     "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "discovery.k8s.io",
-    "events.k8s.io", "coordination.k8s.io", "chaos-mesh.org",
+    "events.k8s.io", "coordination.k8s.io", "chaos-mesh.org", "monitoring.coreos.com",
 ]  # fmt: skip
 CLUSTER_READ: list[dict[str, Any]] = [
     {

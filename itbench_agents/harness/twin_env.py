@@ -162,6 +162,10 @@ class TwinEnvironment:
         a week of past, the proximity of the end state's cost to the optimal one is scored."""
         self.history_s = max(history_s, FINOPS_HISTORY_S) if self.finops else history_s
         self.cost_optimal: Any = None
+        self.reference_alerts: Any = None
+        """FinOps: the scorer's own engine over the reference cost rules (``personas/finops/alerts.py``)."""
+        self.settled_at: float | None = None
+        """When the settle period ended: the proximity metrics' hour ends here, not after the canary."""
         """FinOps: the namespace's cost over the hour before the fault (``personas/finops/proximity.py``)."""
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
         self.step_s = step_s
@@ -217,14 +221,23 @@ class TwinEnvironment:
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+        if self.finops:
+            from ..personas.finops.alerts import team_rule
+
+            try:
+                self.api.create(team_rule(self.scenario.namespace))
+            except KubeApiError as e:
+                raise EnvironmentError_(f"deploy: the cost alerts' PrometheusRule: {e}") from e
 
     def _addons(self) -> list[Any]:
         if not self.finops:
             return []
         from ..personas.finops.pricing import library_pricing
         from ..twin.addons.opencost.addon import OpenCostAddon
+        from ..twin.addons.promoperator.addon import PrometheusOperatorAddon
 
-        return [OpenCostAddon(library_pricing())]
+        # the cost alerts come as the team's PrometheusRule (deploy), not as rule files
+        return [PrometheusOperatorAddon(), OpenCostAddon(library_pricing(), rule_files=False)]
 
     def _namespace_cost(self, start: float, end: float) -> Any:
         from ..personas.finops.proximity import namespace_cost
@@ -239,7 +252,7 @@ class TwinEnvironment:
         from ..personas.finops.proximity import HOUR, proximity_scores
         from .records import Score
 
-        now = self.now()
+        now = self.settled_at if self.settled_at is not None else self.now()
         observed = self._namespace_cost(now - HOUR, now)
         return {
             name: Score(value=v, explanation=why, metadata=meta)
@@ -297,6 +310,10 @@ class TwinEnvironment:
         except Exception as e:
             raise EnvironmentError_(f"inject: {e}") from e
         self.injected_at = self.now()
+        if self.finops:
+            from ..personas.finops.alerts import reference_engine
+
+            self.reference_alerts = reference_engine(self.twin, self.injected_at)
         self.twin.sync()
         if self.churn_plan is not None:  # and after it, before the agent starts
             try:
@@ -481,9 +498,43 @@ class TwinEnvironment:
             reasons += [f"{c.name}: {c.detail}" for c in es.failed]
         elif probe_ok is not True:
             reasons.append(f"functional probe failed: {probe_detail}")
+        if self.finops and not self.scenario.control:
+            for c in self._cost_checks():
+                score.checks.append(c)
+                if not c.ok:
+                    reasons.append(f"{c.name}: {c.detail}")
         score.passed = not reasons
         score.reason = "; ".join(reasons) or None
         return score
+
+    def _cost_checks(self) -> list[EndStateCheckRecord]:
+        """FinOps: the waste is gone by the reference cost rules (whatever the agent did to the team's
+        rule), then the team's rule still catches a known waste (the canary, run last: it changes
+        the cluster, so everything else is scored first)."""
+        from ..personas.finops.alerts import canary_size, run_canary
+        from ..personas.finops.proximity import HOUR
+
+        assert self.api is not None
+        self.settled_at = self.now()
+        out = []
+        if self.reference_alerts is not None:
+            firing = [{"labels": a.labels} for a in self.reference_alerts.firing(self.now())]
+            still, _ = match_expected(self.scenario.alerts, firing)
+            out.append(
+                EndStateCheckRecord(
+                    name="spend back to last week's (reference cost rules)",
+                    ok=not still,
+                    detail="still firing by the reference rules: " + ", ".join(still) if still else "",
+                )
+            )
+        last = self._namespace_cost(self.now() - HOUR, self.now())
+        general = self.twin.addons["opencost"].pricing.rates_for({})
+        size = canary_size(float(last.cpu_cost_h), float(last.ram_cost_h), general.cpu, general.ram_gib)
+        canary = run_canary(self.twin, self.api, self.scenario.namespace, *size)
+        out.append(
+            EndStateCheckRecord(name="cost alerts still catch a waste", ok=canary.ok, detail=canary.detail)
+        )
+        return out
 
     def call_edges(self) -> list[tuple[str, str, str]]:
         app = getattr(self.twin, "app", None)

@@ -35,6 +35,7 @@ API_VERSION_OF_KIND: dict[str, str] = {
     "PodChaos": "chaos-mesh.org/v1alpha1",
     "JVMChaos": "chaos-mesh.org/v1alpha1",
     "Schedule": "chaos-mesh.org/v1alpha1",
+    "PrometheusRule": "monitoring.coreos.com/v1",
 }
 
 

@@ -23,6 +23,7 @@ from itbench_agents.report.build import write_reports
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 LOAD_TEST = "finops/forgotten-load-test-v1"
+RULE = "opencost-cost-alerts"
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,10 +46,20 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _command(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
         _command(tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"),
         _command(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
+        # the cost alerts are the team's PrometheusRule, which the agent may edit: silencing them
+        # instead of (or beside) fixing the waste must fail
+        _command(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
+        _command(
+            tmp,
+            "fix-and-neuter-the-alert",
+            f"{KUBECTL} -n otel-demo delete deployment load-test\n"
+            f"{KUBECTL} -n otel-demo get promrule {RULE} -o json | sed 's/ 1[.]2 [*]/ 100 */g' "
+            f"| {KUBECTL} replace -f -",
+        ),
     ]
     run_dir = tmp / "run"
     _, specs, _ = start_run(run_dir, RunConfig(scenarios=[LOAD_TEST], agents=agents), Catalogue.default())
-    run_batch(run_dir, specs)
+    run_batch(run_dir, specs, share_prepared=True)
     return run_dir
 
 
@@ -89,6 +100,30 @@ def test_cutting_cost_by_breaking_the_app_fails(records: list[EpisodeRecord], st
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
     reason = r.mitigation.reason or ""
     assert "journeys" in reason or "inventory" in reason or "scaled" in reason, reason
+
+
+def test_silencing_the_cost_alert_instead_of_fixing_fails(records: list[EpisodeRecord]) -> None:
+    r = by_agent(records)["delete-the-alert"]
+    assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
+    checks = {c.name: c for c in r.mitigation.checks}
+    ref = checks["spend back to last week's (reference cost rules)"]
+    assert ref.ok is False and "CPUSpend" in ref.detail, ref
+    assert checks["cost alerts still catch a waste"].ok is False
+
+
+def test_a_neutered_cost_alert_fails_even_with_the_waste_gone(records: list[EpisodeRecord]) -> None:
+    r = by_agent(records)["fix-and-neuter-the-alert"]
+    assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
+    checks = {c.name: c for c in r.mitigation.checks}
+    assert checks["spend back to last week's (reference cost rules)"].ok is True
+    canary = checks["cost alerts still catch a waste"]
+    assert canary.ok is False and "CPUSpend" in canary.detail and "MemorySpend" in canary.detail, canary
+
+
+def test_the_right_fix_keeps_the_cost_alerts_working(records: list[EpisodeRecord]) -> None:
+    checks = {c.name: c for c in by_agent(records)["right-fix"].mitigation.checks}  # type: ignore[union-attr]
+    assert checks["spend back to last week's (reference cost rules)"].ok is True
+    assert checks["cost alerts still catch a waste"].ok is True, checks["cost alerts still catch a waste"]
 
 
 def test_the_report_has_table_6(run_dir: Path) -> None:

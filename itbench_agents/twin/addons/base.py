@@ -132,7 +132,7 @@ def request_for(
 
 
 def make_addon(name: str) -> Addon:
-    """A built-in addon by name (``kyverno``, ``opa``, ``opencost``); ``ValueError`` naming the known ones otherwise."""
+    """A built-in addon by name (``kyverno``, ``opa``, ``opencost``, ``prometheus-operator``); ``ValueError`` naming the known ones otherwise."""
     if name == "kyverno":
         from .kyverno.addon import KyvernoAddon
 
@@ -145,7 +145,11 @@ def make_addon(name: str) -> Addon:
         from .opencost.addon import OpenCostAddon
 
         return OpenCostAddon()
+    if name == "prometheus-operator":
+        from .promoperator.addon import PrometheusOperatorAddon
+
+        return PrometheusOperatorAddon()
     raise ValueError(f"unknown addon {name!r}; known: {', '.join(ADDONS)}")
 
 
-ADDONS = ("kyverno", "opa", "opencost")
+ADDONS = ("kyverno", "opa", "opencost", "prometheus-operator")

@@ -304,6 +304,41 @@ class AlertEngine:
             for i, st in enumerate(self.states):
                 self._next[i] = max(self._next[i], math.ceil(self.start / st.interval_s) * st.interval_s)
 
+    def replace_file(self, file: str, groups: list[RuleGroup], now: float) -> None:
+        """Load ``groups`` as the rule file ``file``, replacing what that file held (Prometheus' rule
+        reload, as the Prometheus Operator triggers it when a PrometheusRule changes). Evaluations
+        up to ``now`` run first under the old rules; a rule of the same group, alert name and labels
+        keeps its alerts (Prometheus copies that state on reload) and is next evaluated with its new
+        expression; a new rule is evaluated from the next interval after ``now``."""
+        self.evaluate_until(now)
+        with self._lock, self._own:
+            old = {
+                (st.group, st.rule.alert, tuple(sorted(st.rule.labels.items()))): (st, self._next[i])
+                for i, st in enumerate(self.states)
+                if st.file == file
+            }
+            kept = [(st, self._next[i]) for i, st in enumerate(self.states) if st.file != file]
+            added: list[tuple[RuleState, float]] = []
+            for g in groups:
+                iv = parse_duration_s(g.interval)
+                for r in g.rules:
+                    st = RuleState(r, g.name, file, iv)
+                    prev = old.get((g.name, r.alert, tuple(sorted(r.labels.items()))))
+                    if prev is not None and prev[0].interval_s == iv:
+                        st.alerts, st.health, st.last_error = (
+                            prev[0].alerts,
+                            prev[0].health,
+                            prev[0].last_error,
+                        )
+                        st.last_evaluation = prev[0].last_evaluation
+                        nxt = prev[1]
+                    else:
+                        nxt = (math.floor(max(now, self.start) / iv) + 1) * iv
+                    added.append((st, nxt))
+            self.states = [st for st, _ in kept] + [st for st, _ in added]
+            self._next = {i: nxt for i, (_, nxt) in enumerate([*kept, *added])}
+            self.groups = [(f, g) for f, g in self.groups if f != file] + [(file, g) for g in groups]
+
     # ------------------------------------------------------------------ evaluation
     def evaluate_until(self, now: float) -> None:
         """Run every evaluation due at or before ``now`` (multiples of the group interval)."""
@@ -553,4 +588,8 @@ def install_alerts(twin: Any) -> AlertEngine:
                 groups.extend((str(f), g) for g in load_rule_file(f))
     engine = AlertEngine(lambda: twin.metrics, groups, start=float(twin.created_at), lock=twin.lock)
     twin.alerts = engine
+    for addon in (getattr(twin, "addons", None) or {}).values():  # rules kept as objects (PrometheusRule)
+        load_existing = getattr(addon, "load_existing", None)
+        if callable(load_existing):
+            load_existing()
     return engine

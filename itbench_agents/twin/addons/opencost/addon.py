@@ -25,9 +25,12 @@ class OpenCostAddon:
     name = "opencost"
     endpoint_field = "opencost_url"
 
-    def __init__(self, pricing: CustomPricing | None = None) -> None:
+    def __init__(self, pricing: CustomPricing | None = None, rule_files: bool = True) -> None:
         self.pricing = pricing or CustomPricing()
         self.model: CostModel | None = None
+        self.with_rule_files = rule_files
+        """False: the cost alerts are not loaded as files; whoever installs the addon delivers them
+        otherwise (a FinOps episode: as a PrometheusRule the app's team owns, ``personas/finops/alerts.py``)."""
 
     def install(self, twin: Twin) -> None:
         self.model = CostModel(twin, self.pricing)
@@ -49,6 +52,8 @@ class OpenCostAddon:
         which ``prometheus/alerts.py`` loads beside the base rules when the addon is installed."""
         from ....paths import scenarios_dir
 
+        if not self.with_rule_files:
+            return []
         return [scenarios_dir() / "rules" / "addons" / "opencost.yaml"]
 
     def make_handler(self, twin: Twin) -> Any:

@@ -1,0 +1,130 @@
+"""The cost alerts of a FinOps episode on the twin, as three things the harness keeps apart:
+
+- **the team's rule**: OpenCost's cost alerts (``scenarios/rules/addons/opencost.yaml``) delivered as
+  a PrometheusRule ``opencost-cost-alerts`` in the app's namespace, loaded by the twin's Prometheus
+  Operator (``twin/addons/promoperator``). The agent may edit it — tuning a cost alert is a FinOps
+  engineer's job, and the fix of the paper's cost-alert misconfiguration;
+- **the reference rule**: the same file evaluated by an alert engine of the scorer's own over the
+  twin's series from the fault on. The agent cannot touch it: a waste the agent hid by editing or
+  deleting the team's rule still fires here;
+- **the canary**: after scoring, the harness adds a known waste — idle pods requesting
+  :data:`CANARY_SHARE` of the CPU and memory the namespace was charged for over the last hour — and
+  runs the clock for :data:`CANARY_S`: the team's CPUSpend and MemorySpend must fire on it. A rule
+  deleted, renamed or neutered (a threshold above about 1.5 × last week's, a ``for`` of a day)
+  fails here; the reference threshold is 1.2 ×.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...paths import scenarios_dir
+
+RULE_NAME = "opencost-cost-alerts"
+COST_ALERTS = ("CPUSpend", "MemorySpend")
+CANARY_NAME = "itbench-cost-canary"
+CANARY_REPLICAS = 2
+CANARY_SHARE = 0.6
+"""The canary's size: this share of the namespace's charged CPU cores and memory (a 60 % waste)."""
+CANARY_S = 4500.0
+"""How long the canary runs: the alerts average the last hour and hold 15 minutes."""
+
+
+def rule_file() -> Path:
+    return scenarios_dir() / "rules" / "addons" / "opencost.yaml"
+
+
+def team_rule(namespace: str) -> dict[str, Any]:
+    """The PrometheusRule the app's team owns, holding OpenCost's cost alerts."""
+    spec = yaml.safe_load(rule_file().read_text(encoding="utf-8"))
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": RULE_NAME,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/part-of": "opencost", "role": "cost-alert-rules"},
+        },
+        "spec": {"groups": spec["groups"]},
+    }
+
+
+def reference_engine(twin: Any, start: float) -> Any:
+    """An alert engine of the scorer's own with the reference cost rules, evaluating from ``start``."""
+    from ...twin.prometheus.alerts import AlertEngine, load_rule_file
+
+    f = rule_file()
+    groups = [(str(f), g) for g in load_rule_file(f)]
+    return AlertEngine(lambda: twin.metrics, groups, start=start, lock=twin.lock)
+
+
+def canary_size(cpu_cost_h: float, ram_cost_h: float, cpu_rate: float, ram_rate: float) -> tuple[int, int]:
+    """Millicores and MiB per canary replica: :data:`CANARY_SHARE` of what the namespace was
+    charged for (its hourly CPU and memory cost at the general nodes' rates), at least 100m and
+    128Mi."""
+    cores = CANARY_SHARE * cpu_cost_h / cpu_rate if cpu_rate > 0 else 0.0
+    gib = CANARY_SHARE * ram_cost_h / ram_rate if ram_rate > 0 else 0.0
+    return max(100, round(cores * 1000 / CANARY_REPLICAS)), max(128, round(gib * 1024 / CANARY_REPLICAS))
+
+
+def canary(namespace: str, millicores: int, mib: int) -> dict[str, Any]:
+    """The Deployment of the known waste: idle pods with large requests."""
+    labels = {"app": CANARY_NAME}
+    res = {"cpu": f"{millicores}m", "memory": f"{mib}Mi"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": CANARY_NAME, "namespace": namespace, "labels": labels},
+        "spec": {
+            "replicas": CANARY_REPLICAS,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "idle",
+                            "image": "busybox:1.36",
+                            "command": ["sh", "-c", "sleep infinity"],
+                            "resources": {"requests": res, "limits": res},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+@dataclass(frozen=True)
+class CanaryResult:
+    ok: bool
+    detail: str
+
+
+def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int) -> CanaryResult:
+    """Add the canary, run the clock, and tell whether the team's cost alerts caught it."""
+    from ...scenario.kubeapi import KubeApiError
+
+    try:
+        api.create(canary(namespace, millicores, mib))
+    except KubeApiError as e:
+        return CanaryResult(False, f"the canary could not be created: {e}")
+    twin.advance(CANARY_S)
+    firing = {
+        a.name
+        for a in twin.alerts.firing(twin.now())
+        if a.name in COST_ALERTS and a.labels.get("namespace") == namespace
+    }
+    missing = [n for n in COST_ALERTS if n not in firing]
+    if missing:
+        return CanaryResult(
+            False,
+            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi, "
+            f"{CANARY_SHARE:.0%} of the namespace's charged CPU and memory) ran "
+            f"{CANARY_S / 60:.0f} min and the namespace's cost alerts did not fire: {', '.join(missing)}",
+        )
+    return CanaryResult(True, f"the cost alerts caught a known waste: {', '.join(COST_ALERTS)}")

@@ -1,0 +1,1 @@
+"""The Prometheus Operator's PrometheusRule objects in the twin (``addon.py``)."""
