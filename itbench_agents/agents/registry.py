@@ -71,6 +71,13 @@ register(
     personas=("ciso",),
 )
 register(
+    "finops-react",
+    "itbench_agents.agents.finops_react:make_agent",
+    "LangGraph FinOps agent: cost incidents with OpenCost and kubectl (the sre-react graph), anomalies with a sandboxed pandas tool (needs --model)",
+    needs_model=True,
+    personas=("finops",),
+)
+register(
     "finops-heuristic",
     "itbench_agents.agents.finops_heuristic:make_agent",
     "FinOps baseline without an LLM: a seasonal z-score detector (anomalies), a rightsizing recommender applied (cost incidents)",

@@ -55,7 +55,8 @@ class BatchProgress:
             + (f" [red]err {s.errors}[/]" if s.errors else "")
         ).strip()
         self.progress.update(self.task, advance=1, description=desc)
-        if not self.console.is_terminal and rec.persona != "sre":
+        on_cluster = bool(rec.mitigation and rec.mitigation.applicable)  # SRE, FinOps cost incidents
+        if not self.console.is_terminal and rec.persona != "sre" and not on_cluster:
             marks = " ".join(  # the persona's common scores (a class's own names alias them)
                 f"{k} {'✓' if v.passed else '✗'}" for k, v in list(rec.scores.items())[:5]
             )
@@ -67,4 +68,13 @@ class BatchProgress:
                 if not rec.mitigation or not rec.mitigation.applicable
                 else ("✓" if rec.mitigation.passed else "✗")
             )
-            self.console.print(f"{rec.episode_id}: {rec.termination} diag {d} mitig {m}", highlight=False)
+            near = " ".join(  # FinOps: the proximity metrics are values, not passes
+                f"{k.removeprefix('proximity_')} {v.value:.2f}"
+                for k, v in rec.scores.items()
+                if k.startswith("proximity_")
+            )
+            self.console.print(
+                f"{rec.episode_id}: {rec.termination} diag {d} mitig {m}"
+                + (f" proximity {near}" if near else ""),
+                highlight=False,
+            )

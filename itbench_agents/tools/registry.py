@@ -154,7 +154,7 @@ def tool(*, kind: ToolKind, name: str | None = None) -> Callable[[Callable[..., 
 
 
 def _load_builtin() -> None:
-    from . import alerts, kubectl, logql, nl2, promql, topology, traces, wait  # noqa: F401
+    from . import alerts, analysis, kubectl, logql, nl2, opencost, promql, topology, traces, wait  # noqa: F401
 
     _load_plugins()
 

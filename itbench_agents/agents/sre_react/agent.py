@@ -15,10 +15,16 @@ from .tools import build_services
 
 class SREReactAgent:
     name = "sre-react"
+    prompts = "sre_react"
+    """The ``prompts/`` folder of the graph's templates (``context.py``)."""
 
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
         self.last_services: Any = None
+
+    def tools(self) -> str:
+        """The ``--tools`` selection the graph runs with."""
+        return self.config.tools
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         from .graph import graph
@@ -33,7 +39,8 @@ class SREReactAgent:
             llm_summary=bool(opts.get("llm_summary", False)),
         )
         tool_llm: LLMClient | None = None
-        if parse_tools(cfg.tools).mode == "nl2":
+        tools = self.tools()
+        if parse_tools(tools).mode == "nl2":
             tool_llm = LLMClient.create(
                 settings_for(cfg, tools=True),
                 role="tools",
@@ -42,13 +49,14 @@ class SREReactAgent:
                 replay_dir=cfg.replay_dir,
             )
             tool_ctx.tool_model = tool_llm
-        svc = build_services(llm=llm, tool_ctx=tool_ctx, tools=cfg.tools, events=events)
+        svc = build_services(llm=llm, tool_ctx=tool_ctx, tools=tools, events=events)
         self.last_services = svc
         max_steps = min(int(opts.get("max_steps", task.limits.max_steps)), task.limits.max_steps)
         context = Context(
             model=cfg.model or "",
             tool_model=cfg.tool_model,
-            tools=cfg.tools,
+            tools=tools,
+            prompts=self.prompts,
             namespaces=list(task.namespaces),
             max_steps=max_steps,
             wall_time_s=task.limits.wall_time_s,
@@ -88,6 +96,6 @@ class SREReactAgent:
                 "repairs": final.get("repairs", 0),
                 "reflections": final.get("reflections", 0),
                 "alerts_cleared": final.get("alerts_cleared"),
-                "tools": cfg.tools,
+                "tools": tools,
             },
         )

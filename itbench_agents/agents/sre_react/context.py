@@ -32,5 +32,8 @@ class Context:
     max_reflections: int = 2
     settle_s: int = 60
     """How long to wait after a mitigation action before re-checking the alerts."""
+    prompts: str = "sre_react"
+    """Folder of ``prompts/`` whose templates the graph renders; a template it lacks comes from
+    ``sre_react/`` (finops-react brings its own diagnosis and mitigation prompts)."""
     services: Any = None
     """A built :class:`~.tools.Services`; None → built from the fields above on first use."""

@@ -52,6 +52,16 @@ def _builtin(name: str) -> Any:
     return get_tool(name)
 
 
+def _prompt(runtime: Runtime[Context], name: str, **variables: Any) -> str:
+    """Render ``<context.prompts>/<name>``, or ``sre_react/<name>`` when that folder lacks it."""
+    from ...paths import prompts_dir
+
+    folder = runtime.context.prompts
+    if not (prompts_dir() / folder / name).is_file():
+        folder = "sre_react"
+    return render(f"{folder}/{name}", **variables)
+
+
 def _wants_diagnosis(kind: str) -> bool:
     return "diagnosis" in kind
 
@@ -95,8 +105,9 @@ def _call(
 
 
 def diagnose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    system = render(
-        "sre_react/diagnosis.md.j2",
+    system = _prompt(
+        runtime,
+        "diagnosis.md.j2",
         goal=state.goal,
         namespaces=_svc(runtime).tool_ctx.namespaces,
         alerts=state.initial_alerts,
@@ -133,7 +144,7 @@ def report(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             svc.events({"type": "error", "where": "format", "message": str(exc), "step": state.steps})
             if n > ctx.max_format_errors:
                 return {"format_errors": n, "termination": "format_errors", "diagnosis_error": str(exc)}
-            reply = render("sre_react/format_error.md.j2", error=str(exc), phase="diagnosis")
+            reply = _prompt(runtime, "format_error.md.j2", error=str(exc), phase="diagnosis")
             return {"format_errors": n, "diag_messages": [HumanMessage(reply)]}
         if state.repairs < ctx.max_repairs:
             svc.events(
@@ -141,7 +152,7 @@ def report(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
             return {
                 "repairs": state.repairs + 1,
-                "diag_messages": [HumanMessage(render("sre_react/repair.md.j2", error=str(exc)))],
+                "diag_messages": [HumanMessage(_prompt(runtime, "repair.md.j2", error=str(exc)))],
             }
         return {"diagnosis_error": str(exc)}
     svc.events({"type": "agent_message", "content": {"diagnosis": diag.model_dump()}, "step": state.steps})
@@ -161,8 +172,9 @@ def mitigate_start(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def mitigate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     diagnosis = json.dumps(state.diagnosis, indent=1) if state.diagnosis else ""
-    system = render(
-        "sre_react/mitigation.md.j2",
+    system = _prompt(
+        runtime,
+        "mitigation.md.j2",
         goal=state.goal,
         namespaces=_svc(runtime).tool_ctx.namespaces,
         diagnosis=diagnosis,
@@ -191,11 +203,11 @@ def check_alerts(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     out: dict[str, Any] = {"actions_seen": len(svc.tool_ctx.actions), "alerts_cleared": not firing}
     if not firing:
-        out["mit_messages"] = [HumanMessage(render("sre_react/alerts_cleared.md.j2", waited=waited))]
+        out["mit_messages"] = [HumanMessage(_prompt(runtime, "alerts_cleared.md.j2", waited=waited))]
     elif state.reflections < ctx.max_reflections:
         out["reflections"] = state.reflections + 1
         out["mit_messages"] = [
-            HumanMessage(render("sre_react/reflect_alerts.md.j2", waited=waited, alerts=alerts))
+            HumanMessage(_prompt(runtime, "reflect_alerts.md.j2", waited=waited, alerts=alerts))
         ]
     else:
         out["termination"] = "reflections_exhausted"
@@ -211,7 +223,7 @@ def mit_text(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     n = state.format_errors + 1
     if n > runtime.context.max_format_errors:
         return {"format_errors": n, "termination": "format_errors"}
-    reply = render("sre_react/format_error.md.j2", error="the reply was empty", phase="mitigation")
+    reply = _prompt(runtime, "format_error.md.j2", error="the reply was empty", phase="mitigation")
     return {"format_errors": n, "mit_messages": [HumanMessage(reply)]}
 
 
@@ -277,7 +289,7 @@ def build_graph() -> Any:
         ("mit_text", mit_text),
         ("finish", finish),
     ]:
-        g.add_node(name, fn)  # type: ignore[call-overload]
+        g.add_node(name, fn)  # type: ignore[call-overload,arg-type]
     g.add_edge(START, "start")
     g.add_conditional_edges("start", route_start, ["diagnose", "mitigate_start"])
     g.add_conditional_edges("diagnose", route_diagnose, ["diag_tools", "report", "finish"])
