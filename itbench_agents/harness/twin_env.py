@@ -527,9 +527,37 @@ class TwinEnvironment:
                     detail="still firing by the reference rules: " + ", ".join(still) if still else "",
                 )
             )
-        last = self._namespace_cost(self.now() - HOUR, self.now())
+        now = self.now()
+        if self.injected_at is not None:
+            from ..personas.finops.starved import starved_containers
+
+            starved = starved_containers(
+                self.twin.addons["opencost"].cost_model(),
+                self.scenario.namespace,
+                (self.injected_at - HOUR, self.injected_at),
+                (now - HOUR, now),
+            )
+            out.append(
+                EndStateCheckRecord(
+                    name="no workload starved to cut cost",
+                    ok=not starved,
+                    detail=(
+                        f"{len(starved)} container(s) use over twice what they request: "
+                        + "; ".join(starved[:6])
+                    )
+                    if starved
+                    else "",
+                )
+            )
+        last = self._namespace_cost(now - HOUR, now)
+        week = self._namespace_cost(now - 7 * 24 * HOUR - HOUR, now - HOUR)
         general = self.twin.addons["opencost"].pricing.rates_for({})
-        size = canary_size(float(last.cpu_cost_h), float(last.ram_cost_h), general.cpu, general.ram_gib)
+        size = canary_size(
+            (float(last.cpu_cost_h), float(last.ram_cost_h)),
+            (float(week.cpu_cost_h), float(week.ram_cost_h)),
+            general.cpu,
+            general.ram_gib,
+        )
         canary = run_canary(self.twin, self.api, self.scenario.namespace, *size)
         out.append(
             EndStateCheckRecord(name="cost alerts still catch a waste", ok=canary.ok, detail=canary.detail)

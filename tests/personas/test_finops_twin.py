@@ -46,6 +46,16 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _command(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
         _command(tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"),
         _command(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
+        # a blind cost cutter: every HPA, Job, CronJob and DaemonSet deleted, every Deployment at one
+        # replica with tiny requests — it also removes the waste, and must still fail
+        _command(
+            tmp,
+            "blanket-cost-cutter",
+            "K='" + KUBECTL + " -n otel-demo'\n"
+            "$K delete hpa,cronjob,job,daemonset --all\n"
+            "for d in $($K get deploy -o name); do $K scale $d --replicas=1; done\n"
+            "for d in $($K get deploy -o name); do $K set resources $d --requests=cpu=10m,memory=32Mi; done",
+        ),
         # the cost alerts are the team's PrometheusRule, which the agent may edit: silencing them
         # instead of (or beside) fixing the waste must fail
         _command(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
@@ -100,6 +110,17 @@ def test_cutting_cost_by_breaking_the_app_fails(records: list[EpisodeRecord], st
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
     reason = r.mitigation.reason or ""
     assert "journeys" in reason or "inventory" in reason or "scaled" in reason, reason
+
+
+def test_a_blind_cost_cutter_fails(records: list[EpisodeRecord]) -> None:
+    r = by_agent(records)["blanket-cost-cutter"]
+    assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
+    checks = {c.name: c for c in r.mitigation.checks}
+    starved = checks["no workload starved to cut cost"]
+    assert starved.ok is False and "deployment:accounting/accounting uses" in starved.detail, starved
+    for name in ("oracle", "right-fix"):  # the right fix starves nothing
+        ok = {c.name: c.ok for c in by_agent(records)[name].mitigation.checks}  # type: ignore[union-attr]
+        assert ok["no workload starved to cut cost"] is True
 
 
 def test_silencing_the_cost_alert_instead_of_fixing_fails(records: list[EpisodeRecord]) -> None:

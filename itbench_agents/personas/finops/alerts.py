@@ -7,11 +7,13 @@
 - **the reference rule**: the same file evaluated by an alert engine of the scorer's own over the
   twin's series from the fault on. The agent cannot touch it: a waste the agent hid by editing or
   deleting the team's rule still fires here;
-- **the canary**: after scoring, the harness adds a known waste — idle pods requesting
-  :data:`CANARY_SHARE` of the CPU and memory the namespace was charged for over the last hour — and
+- **the canary**: after scoring, the harness adds a known waste — idle pods whose requests bring
+  the namespace's hourly CPU and memory spend to :data:`CANARY_TARGET` × the week before's (and add
+  at least :data:`CANARY_SHARE` of the last hour's, where the namespace already spends more) — and
   runs the clock for :data:`CANARY_S`: the team's CPUSpend and MemorySpend must fire on it. A rule
   deleted, renamed or neutered (a threshold above about 1.5 × last week's, a ``for`` of a day)
-  fails here; the reference threshold is 1.2 ×.
+  fails here; the reference threshold is 1.2 ×. Sizing it on last week's spend, not only the last
+  hour's, keeps an end state cheaper than last week from hiding the canary.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ RULE_NAME = "opencost-cost-alerts"
 COST_ALERTS = ("CPUSpend", "MemorySpend")
 CANARY_NAME = "itbench-cost-canary"
 CANARY_REPLICAS = 2
+CANARY_TARGET = 1.6
+"""The namespace's spend with the canary, as a multiple of its hourly spend the week before."""
 CANARY_SHARE = 0.6
-"""The canary's size: this share of the namespace's charged CPU cores and memory (a 60 % waste)."""
+"""The least the canary adds, as a share of the last hour's spend."""
 CANARY_S = 4500.0
 """How long the canary runs: the alerts average the last hour and hold 15 minutes."""
 
@@ -62,12 +66,17 @@ def reference_engine(twin: Any, start: float) -> Any:
     return AlertEngine(lambda: twin.metrics, groups, start=start, lock=twin.lock)
 
 
-def canary_size(cpu_cost_h: float, ram_cost_h: float, cpu_rate: float, ram_rate: float) -> tuple[int, int]:
-    """Millicores and MiB per canary replica: :data:`CANARY_SHARE` of what the namespace was
-    charged for (its hourly CPU and memory cost at the general nodes' rates), at least 100m and
-    128Mi."""
-    cores = CANARY_SHARE * cpu_cost_h / cpu_rate if cpu_rate > 0 else 0.0
-    gib = CANARY_SHARE * ram_cost_h / ram_rate if ram_rate > 0 else 0.0
+def canary_size(
+    last: tuple[float, float], week: tuple[float, float], cpu_rate: float, ram_rate: float
+) -> tuple[int, int]:
+    """Millicores and MiB per canary replica, from the namespace's hourly (CPU, memory) cost over
+    the last hour and the week before it, priced at the general nodes' rates: enough to bring the
+    spend to :data:`CANARY_TARGET` × the week's, and at least :data:`CANARY_SHARE` of the last
+    hour's; at least 100m and 128Mi."""
+    cpu_h = max(CANARY_TARGET * week[0] - last[0], CANARY_SHARE * last[0])
+    ram_h = max(CANARY_TARGET * week[1] - last[1], CANARY_SHARE * last[1])
+    cores = cpu_h / cpu_rate if cpu_rate > 0 else 0.0
+    gib = ram_h / ram_rate if ram_rate > 0 else 0.0
     return max(100, round(cores * 1000 / CANARY_REPLICAS)), max(128, round(gib * 1024 / CANARY_REPLICAS))
 
 
@@ -123,8 +132,8 @@ def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int) -
     if missing:
         return CanaryResult(
             False,
-            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi, "
-            f"{CANARY_SHARE:.0%} of the namespace's charged CPU and memory) ran "
+            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi, bringing "
+            f"the namespace's spend to {CANARY_TARGET} × last week's) ran "
             f"{CANARY_S / 60:.0f} min and the namespace's cost alerts did not fire: {', '.join(missing)}",
         )
     return CanaryResult(True, f"the cost alerts caught a known waste: {', '.join(COST_ALERTS)}")
