@@ -7,30 +7,18 @@ catch) and the traffic check see them."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
+from finops_twin_helpers import KUBECTL, MARKS, command_agent
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
 from itbench_agents.harness.records import AgentSpec, EpisodeRecord, MitigationScore, RunConfig
 from itbench_agents.harness.runfolder import read_episodes
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 SCENARIO = "finops/cost-alert-threshold-too-low-v1"
 RULE = "opencost-cost-alerts"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed"),
-]
-
-
-def _command(tmp_path: Path, name: str, script: str) -> AgentSpec:
-    path = tmp_path / f"{name}.sh"
-    path.write_text(f"set -e\n{script}\necho '{{}}' > \"$ITBENCH_WORKDIR/agent_output.json\"\n")
-    return AgentSpec(name="command", label=name, command=["sh", str(path)], config={"sandbox": "none"})
+pytestmark = MARKS
 
 
 def _threshold(to: str) -> str:
@@ -43,10 +31,10 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EpisodeRecord
     agents = [
         AgentSpec(name="oracle"),
         AgentSpec(name="noop"),
-        _command(tmp, "sane-threshold", _threshold("1.25")),
-        _command(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
-        _command(tmp, "threshold-no-waste-reaches", _threshold("5")),
-        _command(
+        command_agent(tmp, "sane-threshold", _threshold("1.25")),
+        command_agent(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
+        command_agent(tmp, "threshold-no-waste-reaches", _threshold("5")),
+        command_agent(
             tmp, "cut-the-demand", f"{KUBECTL} -n otel-demo set env deployment/load-generator LOCUST_USERS=50"
         ),
     ]

@@ -10,10 +10,10 @@ with the real kubectl, passes with proximity near 1.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from finops_twin_helpers import KUBECTL, MARKS, command_agent
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
@@ -21,20 +21,10 @@ from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
 from itbench_agents.harness.runfolder import read_episodes
 from itbench_agents.report.build import write_reports
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 LOAD_TEST = "finops/forgotten-load-test-v1"
 RULE = "opencost-cost-alerts"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed"),
-]
-
-
-def _command(tmp_path: Path, name: str, script: str) -> AgentSpec:
-    path = tmp_path / f"{name}.sh"
-    path.write_text(f"set -e\n{script}\necho '{{}}' > \"$ITBENCH_WORKDIR/agent_output.json\"\n")
-    return AgentSpec(name="command", label=name, command=["sh", str(path)], config={"sandbox": "none"})
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +33,14 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agents = [
         AgentSpec(name="oracle"),
         AgentSpec(name="noop"),
-        _command(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
-        _command(tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"),
-        _command(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
+        command_agent(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
+        command_agent(
+            tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"
+        ),
+        command_agent(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
         # a blind cost cutter: every HPA, Job, CronJob and DaemonSet deleted, every Deployment at one
         # replica with tiny requests — it also removes the waste, and must still fail
-        _command(
+        command_agent(
             tmp,
             "blanket-cost-cutter",
             "K='" + KUBECTL + " -n otel-demo'\n"
@@ -58,8 +50,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
         # the cost alerts are the team's PrometheusRule, which the agent may edit: silencing them
         # instead of (or beside) fixing the waste must fail
-        _command(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
-        _command(
+        command_agent(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
+        command_agent(
             tmp,
             "fix-and-neuter-the-alert",
             f"{KUBECTL} -n otel-demo delete deployment load-test\n"
