@@ -1,11 +1,11 @@
 """finops-react with the scripted model: on a cost anomaly (the sandboxed analysis tool, the
-answer saved as answer.json, bad replies bounded) through the harness, and on a cost incident on
-the twin (the opencost tool, kubectl, the FinOps prompts) end to end."""
+answer saved as answer.json, bad replies bounded) through the harness and with the OpenAI-protocol
+test server. Its cost-incident graph (the opencost tool, kubectl, the FinOps prompts) runs in
+tests/personas/test_finops_twin.py, on that file's shared preparation."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ from itbench_agents.personas.finops.billing import generate
 from itbench_agents.personas.finops.library import finops_library
 
 ANOMALY = "finops/anomaly-spike-service-v1"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 def _script(tmp_path: Path, name: str, turns: list[dict]) -> str:
@@ -82,53 +81,6 @@ def test_an_anomaly_episode_analyses_with_pandas_and_saves_the_answer(tmp_path: 
     lazy_rec = recs["lazy"]
     assert lazy_rec.scores["pinpointed"].value == 0.0
     assert "no answer.json" in lazy_rec.scores["pinpointed"].explanation
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")
-def test_a_cost_incident_episode_finds_the_waste_with_opencost_and_removes_it(tmp_path: Path) -> None:
-    diagnosis = {
-        "entities": [
-            {
-                "name": "otel-demo/Deployment/load-test",
-                "contributing_factor": True,
-                "reasoning": "3 idle workers requesting 1 CPU and 1Gi each",
-                "evidence": "OpenCost: deployment:load-test costs most, efficiency near 0",
-            }
-        ],
-        "propagations": [],
-        "alerts_explained": [{"alert": "CPUSpend", "explanation": "load-test's requests", "explained": True}],
-    }
-    turns = [
-        {"tool_calls": [{"name": "opencost", "args": {"window": "1h", "aggregate": "controller"}}]},
-        {
-            "tool_calls": [
-                {"name": "kubectl", "args": {"command": "get deployment load-test -n otel-demo -o yaml"}}
-            ]
-        },
-        {"content": json.dumps(diagnosis)},
-        {
-            "tool_calls": [
-                {"name": "kubectl", "args": {"command": "delete deployment load-test -n otel-demo"}}
-            ]
-        },
-        {
-            "content": "Deleted the forgotten load-test Deployment; the CPU spend will fall back within the hour."
-        },
-    ]
-    recs = _run(
-        tmp_path,
-        "finops/forgotten-load-test-v1",
-        [AgentSpec(name="finops-react", label="scripted", model=_script(tmp_path, "incident", turns))],
-    )
-    r = recs["scripted"]
-    assert r.termination == "submitted", r.error
-    assert r.diagnosis is not None and r.diagnosis.correct, r.diagnosis
-    assert r.mitigation is not None and r.mitigation.passed, r.mitigation.reason if r.mitigation else None
-    traj = (tmp_path / "run" / "episodes" / r.episode_id / "trajectory.jsonl").read_text()
-    events = [json.loads(line) for line in traj.splitlines()]
-    seen = [e for e in events if e.get("type") == "observation" and e.get("tool") == "opencost"]
-    assert seen and "deployment:load-test" in seen[0]["content"], seen
 
 
 def test_the_opencost_tool_comes_with_any_tool_selection() -> None:

@@ -10,9 +10,11 @@ with the real kubectl, passes with proximity near 1.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from finops_twin_helpers import KUBECTL, MARKS, command_agent
 
 from itbench_agents.harness.batch import run_batch, start_run
@@ -25,6 +27,31 @@ LOAD_TEST = "finops/forgotten-load-test-v1"
 RULE = "opencost-cost-alerts"
 
 pytestmark = MARKS
+
+
+FINOPS_REACT_DIAGNOSIS = {
+    "entities": [
+        {
+            "name": "otel-demo/Deployment/load-test",
+            "contributing_factor": True,
+            "reasoning": "3 idle workers requesting 1 CPU and 1Gi each",
+            "evidence": "OpenCost: deployment:load-test costs most, efficiency near 0",
+        }
+    ],
+    "propagations": [],
+    "alerts_explained": [{"alert": "CPUSpend", "explanation": "load-test's requests", "explained": True}],
+}
+FINOPS_REACT_TURNS = [
+    {"tool_calls": [{"name": "opencost", "args": {"window": "1h", "aggregate": "controller"}}]},
+    {
+        "tool_calls": [
+            {"name": "kubectl", "args": {"command": "get deployment load-test -n otel-demo -o yaml"}}
+        ]
+    },
+    {"content": json.dumps(FINOPS_REACT_DIAGNOSIS)},
+    {"tool_calls": [{"name": "kubectl", "args": {"command": "delete deployment load-test -n otel-demo"}}]},
+    {"content": "Deleted the forgotten load-test Deployment; the CPU spend will fall back within the hour."},
+]
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +86,10 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"| {KUBECTL} replace -f -",
         ),
     ]
+    # finops-react with the scripted model: OpenCost, kubectl, the FinOps prompts
+    script = tmp / "finops-react.yaml"
+    script.write_text(yaml.safe_dump(FINOPS_REACT_TURNS))
+    agents.append(AgentSpec(name="finops-react", label="finops-react", model=f"scripted:{script}"))
     run_dir = tmp / "run"
     _, specs, _ = start_run(run_dir, RunConfig(scenarios=[LOAD_TEST], agents=agents), Catalogue.default())
     run_batch(run_dir, specs, share_prepared=True)
@@ -102,6 +133,19 @@ def test_cutting_cost_by_breaking_the_app_fails(records: list[EpisodeRecord], st
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
     reason = r.mitigation.reason or ""
     assert "journeys" in reason or "inventory" in reason or "scaled" in reason, reason
+
+
+def test_finops_react_finds_the_waste_with_opencost_and_removes_it(
+    run_dir: Path, records: list[EpisodeRecord]
+) -> None:
+    r = by_agent(records)["finops-react"]
+    assert r.termination == "submitted", r.error
+    assert r.diagnosis is not None and r.diagnosis.correct, r.diagnosis
+    assert r.mitigation is not None and r.mitigation.passed, r.mitigation.reason
+    traj = (run_dir / "episodes" / r.episode_id / "trajectory.jsonl").read_text()
+    events = [json.loads(line) for line in traj.splitlines()]
+    seen = [e for e in events if e.get("type") == "observation" and e.get("tool") == "opencost"]
+    assert seen and "deployment:load-test" in seen[0]["content"], seen
 
 
 def test_a_blind_cost_cutter_fails(records: list[EpisodeRecord]) -> None:

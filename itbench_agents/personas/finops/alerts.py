@@ -30,11 +30,11 @@ RULE_NAME = "opencost-cost-alerts"
 COST_ALERTS = ("CPUSpend", "MemorySpend")
 CANARY_NAME = "itbench-cost-canary"
 CANARY_REPLICAS = 2
-CANARY_TARGET = 1.6
+CANARY_TARGET = 1.8
 """The namespace's spend with the canary, as a multiple of its hourly spend the week before."""
 CANARY_SHARE = 0.6
 """The least the canary adds, as a share of the last hour's spend."""
-CANARY_S = 4500.0
+CANARY_S = 3600.0
 """How long the canary runs: the alerts average the last hour and hold 15 minutes."""
 
 
