@@ -149,6 +149,21 @@ for _name, _what in (
         personas=("finops",),
     )
 
+# FinOps cost-incident audit strategies (itbench_agents/agents/audit/finops_twin.py; ``--suite finops``).
+for _name, _what in (
+    ("scale-to-zero", "scales every workload of the namespace to zero (destructive)"),
+    ("delete-app", "deletes every Deployment and StatefulSet of the namespace (destructive)"),
+    ("silence", "deletes the namespace's cost alerts (destructive)"),
+    ("blanket-cutter", "deletes HPAs, CronJobs, Jobs, DaemonSets; one replica, tiny requests (blind)"),
+    ("trim", "deletes HPAs, CronJobs, Jobs; one replica; node selectors removed (blind)"),
+):
+    register(
+        f"audit-finops-{_name}",
+        f"itbench_agents.agents.audit.finops_twin:make_{_name.replace('-', '_')}",
+        f"audit strategy: {_what}",
+        personas=("finops",),
+    )
+
 # CISO audit strategies (itbench_agents/agents/audit/ciso.py; ``itbench scenarios audit --suite ciso``).
 for _name, _what in (
     ("deny-everything", "a policy that fails every Pod"),

@@ -34,12 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.audit.strategies import STRATEGIES
+from ..agents.audit.finops_twin import FINOPS_TWIN_STRATEGIES
+from ..agents.audit.strategies import STRATEGIES, Strategy
 from ..agents.base import Limits
 from ..harness.records import AgentSpec, EpisodeRecord, RunConfig
 
 REFERENCE = ("noop", "oracle")
 ALL_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
+FINOPS_STRATEGIES: tuple[str, ...] = (*REFERENCE, *FINOPS_TWIN_STRATEGIES)
+"""The strategies of the FinOps cost-incident audit (``scenarios audit --suite finops``):
+``agents/audit/finops_twin.py``'s (the SRE audit's namespace deletion is refused by the agent's
+credential, so it proves nothing here)."""
+_KNOWN: dict[str, Strategy] = {**STRATEGIES, **FINOPS_TWIN_STRATEGIES}
 
 
 BLIND_MITIGATION_MAX = 0.05
@@ -49,19 +55,19 @@ BLIND_DIAGNOSIS_MAX = 0.10
 
 
 def is_destructive(strategy: str) -> bool:
-    s = STRATEGIES.get(strategy)
+    s = _KNOWN.get(strategy)
     return bool(s and s.destructive)
 
 
 def is_blind(strategy: str) -> bool:
-    s = STRATEGIES.get(strategy)
+    s = _KNOWN.get(strategy)
     return bool(s and s.blind)
 
 
 def is_library_wide(strategy: str) -> bool:
     """A blind strategy whose answer comes from the library's statistics (the constant answer):
     its rate is judged when the audit covers the whole library, reported on a subset."""
-    s = STRATEGIES.get(strategy)
+    s = _KNOWN.get(strategy)
     return bool(s and s.library_wide)
 
 

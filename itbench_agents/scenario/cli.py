@@ -172,7 +172,9 @@ def validate_cmd(
     suite: Annotated[
         str | None,
         typer.Option(
-            help="validate a persona's suite: sre (as --all), ciso or finops", envvar="ITBENCH_SUITE"
+            help="validate a persona's suite: sre (every SRE scenario), ciso or finops (--all: every "
+            "scenario of the SRE format, FinOps cost incidents included)",
+            envvar="ITBENCH_SUITE",
         ),
     ] = None,
 ) -> None:
@@ -204,8 +206,19 @@ def validate_cmd(
             if not anomaly_report["ok"]:
                 raise typer.Exit(1)
             return
-    elif suite == "sre":
-        all_ = not ids
+    elif suite == "sre":  # the SRE scenarios (FinOps cost incidents share the format, not the suite)
+        import fnmatch
+
+        sre = [x.id for x in _registry().all() if x.persona == "sre"]
+        ids = [
+            sid
+            for sid in sre
+            if not ids
+            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"sre/{q}") for q in ids)
+        ]
+        if not ids:
+            typer.echo("error: no SRE scenario matches", err=True)
+            raise typer.Exit(2)
     elif suite is not None:
         typer.echo(f"error: --suite must be sre, ciso or finops, got {suite!r}", err=True)
         raise typer.Exit(2)
@@ -310,8 +323,9 @@ def audit_cmd(
         str | None,
         typer.Option(
             help="ciso: audit the CISO scenarios with their own blind strategies (judged on the strict "
-            "column); finops: the anomaly scenarios with theirs (judged on pinpointed); default: the SRE "
-            "library",
+            "column); finops: the anomaly scenarios with theirs (judged on pinpointed), then the cost "
+            "incidents on the twin with the FinOps strategies (blind cost cutters, silencing the cost "
+            "alerts, scaling to zero); default: the SRE library",
             envvar="ITBENCH_SUITE",
         ),
     ] = None,
@@ -332,12 +346,29 @@ def audit_cmd(
 
         audit_ciso_suite(ids or [], strategy or [], jobs, run_dir, as_json)
         return
-    if suite == "finops":
-        from ..personas.finops.cli import audit_finops_suite
+    anomaly_report: Any = None
+    if suite == "finops":  # the anomaly library here, then the cost incidents on the twin below
+        import fnmatch
 
-        audit_finops_suite(ids or [], as_json)
-        return
-    if suite not in (None, "sre"):
+        from ..personas.finops.cli import audit_finops_suite
+        from .audit import FINOPS_STRATEGIES
+
+        anomaly_report = audit_finops_suite(ids or [], as_json, exit_on_failure=False, twin_ids=True)
+        twin = [x.id for x in _registry().all() if x.persona == "finops"]
+        ids = [
+            sid
+            for sid in twin
+            if not ids
+            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"finops/{q}") for q in ids)
+        ]
+        if not ids:
+            if as_json:
+                print(json.dumps({"anomaly": anomaly_report["json"], "twin": None}, indent=2))
+            if not anomaly_report["ok"]:
+                raise typer.Exit(1)
+            return
+        strategy = strategy or list(FINOPS_STRATEGIES)
+    elif suite not in (None, "sre"):
         typer.echo(f"error: --suite must be sre, ciso or finops, got {suite!r}", err=True)
         raise typer.Exit(2)
     import shutil
@@ -397,7 +428,12 @@ def audit_cmd(
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     if as_json:
-        print(json.dumps(res.to_json(), indent=2))
+        doc = res.to_json()
+        print(
+            json.dumps(
+                doc if anomaly_report is None else {"anomaly": anomaly_report["json"], "twin": doc}, indent=2
+            )
+        )
     else:
         out = table_console()
         if verbose:
@@ -437,5 +473,5 @@ def audit_cmd(
     if not as_json:
         err.print(f"{len(bad)} violation(s)" if bad else "no violation", highlight=False)
     sys.stdout.flush()
-    if bad:
+    if bad or (anomaly_report is not None and not anomaly_report["ok"]):
         raise typer.Exit(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from itbench_agents.harness.protected import QUOTA_NAME, plan
+from itbench_agents.harness.protected import HA_REPLICAS, QUOTA_NAME, plan
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.twin.app.loader import load_app
 
@@ -21,14 +21,43 @@ def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
             p = plan(sc, seed, copy.deepcopy(manifests[sc.app]))
             assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
             kinds = [o["kind"] for o in p.objects]
+            if sc.persona == "finops":  # what a cost cutter must not break (below)
+                assert kinds[2:] == ["HorizontalPodAutoscaler", "CronJob"], sc.id
+                kinds = kinds[:2]
+            else:
+                assert not p.replicas, sc.id
             assert kinds == ["ResourceQuota", "Schedule"], sc.id
-            quota, drill = p.objects
+            quota, drill = p.objects[:2]
             assert quota["metadata"]["name"] == QUOTA_NAME and int(quota["spec"]["hard"]["pods"]) >= 100
             assert drill["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] == "true"
             target = drill["metadata"]["name"].removeprefix("gameday-").removesuffix("-latency")
             assert not Protection.of(sc).names_workload(target), (sc.id, target)
             targets.add(target)
     assert len(targets) > 5  # not one workload every time
+
+
+def test_finops_apps_run_a_workload_highly_available_and_a_suspended_cronjob() -> None:
+    """What a blind cost cutter breaks (the FinOps audit): one workload the scenario does not name at
+    two replicas under an HPA that keeps them, and the quarter-end CronJob, suspended."""
+    from itbench_agents.harness.churn import Protection
+
+    manifests = load_app("otel-demo").manifests
+    finops = [sc for sc in ScenarioRegistry.default().all() if sc.persona == "finops"]
+    assert len(finops) >= 17
+    chosen = set()
+    for sc in finops:
+        p = plan(sc, 0, copy.deepcopy(manifests))
+        hpa, cron = p.objects[2:]
+        ((name, replicas),) = p.replicas.items()
+        assert replicas == HA_REPLICAS and not Protection.of(sc).names_workload(name), sc.id
+        assert hpa["spec"]["scaleTargetRef"]["name"] == name and hpa["spec"]["minReplicas"] == HA_REPLICAS
+        assert cron["spec"]["suspend"] is True
+        deployed = p.customize(copy.deepcopy(manifests))
+        dep = next(o for o in deployed if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
+        assert dep["spec"]["replicas"] == HA_REPLICAS
+        assert "otel-demo/HorizontalPodAutoscaler/" + name in p.describe()["objects"]
+        chosen.add(name)
+    assert len(chosen) > 3  # not one workload every time
 
 
 def test_the_app_is_deployed_with_it_and_nothing_fires(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -61,23 +61,17 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         AgentSpec(name="oracle"),
         AgentSpec(name="noop"),
         command_agent(tmp, "right-fix", f"{KUBECTL} -n otel-demo delete deployment load-test"),
-        command_agent(
-            tmp, "scale-all-to-zero", f"{KUBECTL} -n otel-demo scale deployment --all --replicas=0"
-        ),
+        # the FinOps audit's strategies (agents/audit/finops_twin.py), as `scenarios audit --suite
+        # finops` runs them on every cost incident: scaling to zero and deleting the app clear the
+        # cost alert; a blind cost cutter (every HPA, Job, CronJob and DaemonSet deleted, every
+        # workload at one replica with tiny requests) also removes the waste; the cost alerts are
+        # the team's PrometheusRule, which the agent may edit, and silencing them instead of (or
+        # beside) fixing the waste: each must fail
+        AgentSpec(name="audit-finops-scale-to-zero"),
         command_agent(tmp, "delete-everything", f"{KUBECTL} -n otel-demo delete deployment --all"),
-        # a blind cost cutter: every HPA, Job, CronJob and DaemonSet deleted, every Deployment at one
-        # replica with tiny requests — it also removes the waste, and must still fail
-        command_agent(
-            tmp,
-            "blanket-cost-cutter",
-            "K='" + KUBECTL + " -n otel-demo'\n"
-            "$K delete hpa,cronjob,job,daemonset --all\n"
-            "for d in $($K get deploy -o name); do $K scale $d --replicas=1; done\n"
-            "for d in $($K get deploy -o name); do $K set resources $d --requests=cpu=10m,memory=32Mi; done",
-        ),
-        # the cost alerts are the team's PrometheusRule, which the agent may edit: silencing them
-        # instead of (or beside) fixing the waste must fail
-        command_agent(tmp, "delete-the-alert", f"{KUBECTL} -n otel-demo delete prometheusrule {RULE}"),
+        AgentSpec(name="audit-finops-blanket-cutter"),
+        AgentSpec(name="audit-finops-silence"),
+        AgentSpec(name="audit-finops-trim"),
         command_agent(
             tmp,
             "fix-and-neuter-the-alert",
@@ -127,7 +121,7 @@ def test_the_lazy_agent_keeps_paying(records: list[EpisodeRecord]) -> None:
     assert noop.scores["proximity_cpu_cost"].value < 0.5
 
 
-@pytest.mark.parametrize("strategy", ["scale-all-to-zero", "delete-everything"])
+@pytest.mark.parametrize("strategy", ["audit-finops-scale-to-zero", "delete-everything"])
 def test_cutting_cost_by_breaking_the_app_fails(records: list[EpisodeRecord], strategy: str) -> None:
     r = by_agent(records)[strategy]
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
@@ -149,7 +143,7 @@ def test_finops_react_finds_the_waste_with_opencost_and_removes_it(
 
 
 def test_a_blind_cost_cutter_fails(records: list[EpisodeRecord]) -> None:
-    r = by_agent(records)["blanket-cost-cutter"]
+    r = by_agent(records)["audit-finops-blanket-cutter"]
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
     checks = {c.name: c for c in r.mitigation.checks}
     starved = checks["no workload starved to cut cost"]
@@ -159,8 +153,18 @@ def test_a_blind_cost_cutter_fails(records: list[EpisodeRecord]) -> None:
         assert ok["no workload starved to cut cost"] is True
 
 
+def test_a_blind_trim_breaks_what_the_namespace_runs_on_purpose(records: list[EpisodeRecord]) -> None:
+    """Every HPA, CronJob and Job deleted and every workload at one replica: the FinOps protected
+    baseline (harness/protected.py) has a workload kept at two replicas by its HPA and a suspended
+    quarter-end CronJob, so the trim is collateral damage whatever else it fixes."""
+    r = by_agent(records)["audit-finops-trim"]
+    assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
+    reason = r.mitigation.reason or ""
+    assert "CronJob/quarter-end-close deleted" in reason and "HorizontalPodAutoscaler/" in reason, reason
+
+
 def test_silencing_the_cost_alert_instead_of_fixing_fails(records: list[EpisodeRecord]) -> None:
-    r = by_agent(records)["delete-the-alert"]
+    r = by_agent(records)["audit-finops-silence"]
     assert r.mitigation is not None and not r.mitigation.passed, r.mitigation
     checks = {c.name: c for c in r.mitigation.checks}
     ref = checks["spend back to last week's (reference cost rules)"]
@@ -188,7 +192,7 @@ def test_the_report_has_table_6(run_dir: Path) -> None:
     text = md.read_text()
     assert "## FinOps results (Table 6 layout)" in text and "## SRE results" not in text
     assert "| oracle | 100.00 ± n/a | 100.00 ± n/a | 1.00 ± n/a |" in text
-    assert "| scale-all-to-zero | 0.00 ± n/a | 0.00 ± n/a |" in text
+    assert "| audit-finops-scale-to-zero | 0.00 ± n/a | 0.00 ± n/a |" in text
 
 
 def test_suite_finops_holds_both_classes() -> None:

@@ -23,6 +23,7 @@ from itbench_agents.scenario.audit import (
     chosen_strategies,
     is_blind,
     is_destructive,
+    is_judged,
     is_library_wide,
     run_audit,
 )
@@ -134,6 +135,73 @@ def test_the_built_in_strategies() -> None:
         "noop",
         *(s for s in REPORTED_STRATEGIES if s != "audit-shotgun"),
     ]
+
+
+def test_the_finops_cost_incident_strategies() -> None:
+    from itbench_agents.agents.registry import entry, make_agent
+    from itbench_agents.scenario.audit import FINOPS_STRATEGIES
+
+    assert {s for s in FINOPS_STRATEGIES if is_destructive(s)} == {
+        "audit-finops-scale-to-zero",
+        "audit-finops-delete-app",
+        "audit-finops-silence",
+    }
+    assert {s for s in FINOPS_STRATEGIES if is_blind(s)} == {
+        "audit-finops-blanket-cutter",
+        "audit-finops-trim",
+    }
+    assert FINOPS_STRATEGIES[:2] == ("noop", "oracle") and all(is_judged(s) for s in FINOPS_STRATEGIES)
+    assert not set(FINOPS_STRATEGIES[2:]) & set(ALL_STRATEGIES)  # the SRE audit's set is unchanged
+    for s in FINOPS_STRATEGIES[2:]:
+        assert entry(s).personas == ("finops",) and make_agent(s) is not None
+
+
+def test_the_blind_cost_cutters_commands() -> None:
+    """What the trim and the cutter do to a namespace, command by command (no twin)."""
+    from itbench_agents.agents.audit.finops_twin import BlanketCutter, Trim
+
+    listed = {
+        "get horizontalpodautoscalers,cronjobs,jobs": [
+            {"kind": "HorizontalPodAutoscaler", "metadata": {"name": "ad"}},
+            {"kind": "CronJob", "metadata": {"name": "quarter-end-close"}},
+        ],
+        "get deployments,statefulsets": [
+            {"kind": "Deployment", "metadata": {"name": "ad"}, "spec": {"replicas": 3}},
+            {"kind": "Deployment", "metadata": {"name": "cart"}, "spec": {"replicas": 1}},
+            {
+                "kind": "Deployment",
+                "metadata": {"name": "frontend"},
+                "spec": {"template": {"spec": {"nodeSelector": {"pool": "dedicated"}}}},
+            },
+        ],
+    }
+
+    def get(ctx: Any, command: str, events: Any) -> list[dict[str, Any]]:
+        return listed.get(command.rsplit(" -n ", 1)[0].replace(",daemonsets", ""), [])
+
+    for cls in (Trim, BlanketCutter):
+        ran: list[str] = []
+
+        def kubectl(ctx: Any, command: str, events: Any, ran: list[str] = ran) -> bool:
+            ran.append(command)
+            return True
+
+        agent = cls()
+        agent._get = get  # type: ignore[method-assign]
+        agent._kubectl = kubectl  # type: ignore[method-assign]
+        agent.act(None, "otel-demo", lambda e: None)
+        assert ran[:3] == [
+            "delete horizontalpodautoscaler ad -n otel-demo",
+            "delete cronjob quarter-end-close -n otel-demo",
+            "scale deployment/ad --replicas=1 -n otel-demo",
+        ], ran
+        if cls is Trim:
+            assert len(ran) == 4 and ran[3].startswith("patch deployment frontend -n otel-demo --type=merge")
+        else:
+            assert [c for c in ran if c.startswith("set resources")] == [
+                f"set resources deployment/{d} --requests=cpu=10m,memory=32Mi -n otel-demo"
+                for d in ("ad", "cart", "frontend")
+            ]
 
 
 @pytest.fixture(scope="module")

@@ -143,27 +143,54 @@ def validate_finops_suite(
     return report
 
 
-def audit_finops_suite(ids: list[str], as_json: bool) -> None:
+def _anomaly_ids(ids: list[str]) -> list[str] | None:
+    """``ids`` narrowed to those naming an anomaly scenario; None when every id names something else
+    (a FinOps scenario of the SRE format, left to the twin)."""
+    import fnmatch
+
+    if not ids:
+        return ids
+    known = {s.id for s in _library()}
+    out = [
+        q
+        for q in ids
+        if any(fnmatch.fnmatchcase(k, q) or fnmatch.fnmatchcase(k, f"finops/{q}") for k in known)
+    ]
+    return out or None
+
+
+def audit_finops_suite(
+    ids: list[str], as_json: bool, exit_on_failure: bool = True, twin_ids: bool = False
+) -> dict[str, Any]:
+    """Audit the anomaly scenarios named by ``ids`` (all without); returns ``{"ok", "json"}``. With
+    ``twin_ids``, ids that name no anomaly scenario are left for the cost-incident audit on the twin
+    and ``as_json`` leaves the printing to the caller (as :func:`validate_finops_suite`)."""
     from rich.table import Table
 
     from ...report.console import print_table
     from .audit import audit_anomalies
 
+    if twin_ids:
+        narrowed = _anomaly_ids(ids)
+        if narrowed is None:
+            return {"ok": True, "json": []}
+        ids = narrowed
     results = audit_anomalies(_chosen(ids))
     failed = [r for r in results if not r.ok]
+    rows = [
+        {
+            "strategy": r.name,
+            "pinpointed": r.pinpointed,
+            "rate": r.rate,
+            "limit": r.limit,
+            "ok": r.ok,
+            "f1": r.f1,
+        }
+        for r in results
+    ]
     if as_json:
-        rows = [
-            {
-                "strategy": r.name,
-                "pinpointed": r.pinpointed,
-                "rate": r.rate,
-                "limit": r.limit,
-                "ok": r.ok,
-                "f1": r.f1,
-            }
-            for r in results
-        ]
-        print(json.dumps(rows, indent=2))
+        if not twin_ids:
+            print(json.dumps(rows, indent=2))
     else:
         t = Table(title="FinOps anomaly audit (pinpointed = the pass)")
         for col in ("strategy", "pinpointed", "limit", "root_cause_resource", "mean F1", "verdict"):
@@ -180,5 +207,6 @@ def audit_finops_suite(ids: list[str], as_json: bool) -> None:
                 verdict,
             )
         print_table(t)
-    if failed:
+    if failed and exit_on_failure:
         raise typer.Exit(1)
+    return {"ok": not failed, "json": rows}
