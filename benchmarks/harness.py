@@ -5,10 +5,12 @@
     uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
     uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (the judged strategies)
     uv run python benchmarks/harness.py --audit --reported   # ... and the same with the 5 reported ones too
+    uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead, validate/audit --suite finops
 
 Prints medians; nothing is asserted (performance is measured here, not in tests).
-Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run); twin start
-with 7 days of history < 1 s; validate --all < 3 min and audit --all < 10 min on 2 cores.
+Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run; FinOps
+episodes too, issue 16); twin start with 7 days of history < 1 s; validate --all < 3 min and audit
+--all < 10 min on 2 cores; validate --suite finops < 3 min.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ SMALL = [
     "sre/ad-scaled-to-zero-v1",
     "sre/frontend-ingress-network-policy-v1",
     "sre/control-otel-demo-healthy-v1",
+]
+
+FINOPS_SMALL = [
+    "finops/forgotten-load-test-v1",
+    "finops/ad-idle-replicas-v1",
+    "finops/runaway-report-cronjob-v1",
 ]
 
 
@@ -100,31 +108,12 @@ def timed_cli(*args: str) -> tuple[float, str, int]:
     return time.perf_counter() - t0, last, r.returncode
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--audit", action="store_true", help="also time `scenarios audit --all --jobs 2`")
-    ap.add_argument(
-        "--reported",
-        action="store_true",
-        help="with --audit: also time the audit with --reported (no target)",
-    )
-    args = ap.parse_args()
-
-    for label, history_s in (("1 hour", 3600.0), ("7 days", 7 * 86400.0)):
-        times = twin_start_s(history_s)
-        print(
-            f"twin start (otel-demo, {label} of history, with a past): median {statistics.median(times):.2f} s, "
-            f"max {max(times):.2f} s over {len(times)} seeds"
-            + ("  (target < 1 s)" if label == "7 days" else "")
-        )
-    scenarios = SMALL[:3] if args.quick else SMALL
-
+def overhead(label: str, scenarios: list[str]) -> None:
     cpu: list[float] = []
     wall, recs = batch("noop", scenarios, 1, cpu=cpu)
     over = [r.timing.harness_overhead_s for r in recs]
     print(
-        f"harness overhead per episode (noop agent, {len(recs)} episodes, twin, excl. agent): "
+        f"harness overhead per episode ({label}, noop agent, {len(recs)} episodes, twin, excl. agent): "
         f"median {statistics.median(over):.2f} s, max {max(over):.2f} s  (target < 1 s)"
     )
     print(
@@ -136,6 +125,48 @@ def main() -> None:
         print(
             f"  note: {len(bad)} episode(s) did not submit: {[(r.scenario_id, r.termination, r.error) for r in bad]}"
         )
+
+
+def finops(audit: bool) -> None:
+    overhead("FinOps cost incidents", FINOPS_SMALL)
+    wall, last, rc = timed_cli("scenarios", "validate", "--suite", "finops", "--jobs", "2")
+    print(
+        f"itbench scenarios validate --suite finops --jobs 2: {wall:.1f} s wall ({last}; exit {rc})  (target < 180 s)"
+    )
+    if audit:
+        wall, last, rc = timed_cli("scenarios", "audit", "--suite", "finops", "--jobs", "2")
+        print(f"itbench scenarios audit --suite finops --jobs 2: {wall:.1f} s wall ({last}; exit {rc})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--audit", action="store_true", help="also time `scenarios audit --all --jobs 2`")
+    ap.add_argument(
+        "--reported",
+        action="store_true",
+        help="with --audit: also time the audit with --reported (no target)",
+    )
+    ap.add_argument(
+        "--finops",
+        action="store_true",
+        help="only the FinOps cost incidents: overhead, validate --suite finops (and with --audit its audit)",
+    )
+    args = ap.parse_args()
+    if args.finops:
+        finops(args.audit)
+        return
+
+    for label, history_s in (("1 hour", 3600.0), ("7 days", 7 * 86400.0)):
+        times = twin_start_s(history_s)
+        print(
+            f"twin start (otel-demo, {label} of history, with a past): median {statistics.median(times):.2f} s, "
+            f"max {max(times):.2f} s over {len(times)} seeds"
+            + ("  (target < 1 s)" if label == "7 days" else "")
+        )
+    scenarios = SMALL[:3] if args.quick else SMALL
+
+    overhead("SRE", scenarios)
 
     rates = {}
     for c in (1, 2):

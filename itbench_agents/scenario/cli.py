@@ -45,6 +45,28 @@ def _chosen(ids: list[str] | None, all_: bool) -> list[Any]:
         raise typer.Exit(2) from None
 
 
+def _persona_ids(persona: str, ids: list[str] | None) -> list[str]:
+    """The ids of the persona's scenarios of the SRE format (``finops``: its cost incidents) that
+    ``ids`` name (exact ids or globs, with or without the persona prefix); every one without ids."""
+    import fnmatch
+
+    known = [x.id for x in _registry().all() if x.persona == persona]
+    return [
+        sid
+        for sid in known
+        if not ids
+        or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"{persona}/{q}") for q in ids)
+    ]
+
+
+def _anomaly_only(anomaly_report: dict[str, Any], as_json: bool, twin: Any) -> None:
+    """A ``--suite finops`` command whose ids name no cost incident: the anomaly part's verdict."""
+    if as_json:
+        print(json.dumps({"anomaly": anomaly_report["json"], "twin": twin}, indent=2))
+    if not anomaly_report["ok"]:
+        raise typer.Exit(1)
+
+
 def _registry():  # type: ignore[no-untyped-def]
     from rich.console import Console
 
@@ -188,34 +210,15 @@ def validate_cmd(
         return
     anomaly_report: Any = None
     if suite == "finops":  # the anomaly library here, then the scenarios on the twin below
-        import fnmatch
-
         from ..personas.finops.cli import validate_finops_suite
 
         anomaly_report = validate_finops_suite(ids or [], as_json, exit_on_failure=False, twin_ids=True)
-        twin = [x.id for x in _registry().all() if x.persona == "finops"]
-        ids = [
-            sid
-            for sid in twin
-            if not ids
-            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"finops/{q}") for q in ids)
-        ]
+        ids = _persona_ids("finops", ids)
         if not ids:
-            if as_json:
-                print(json.dumps({"anomaly": anomaly_report["json"], "twin": []}, indent=2))
-            if not anomaly_report["ok"]:
-                raise typer.Exit(1)
+            _anomaly_only(anomaly_report, as_json, [])
             return
     elif suite == "sre":  # the SRE scenarios (FinOps cost incidents share the format, not the suite)
-        import fnmatch
-
-        sre = [x.id for x in _registry().all() if x.persona == "sre"]
-        ids = [
-            sid
-            for sid in sre
-            if not ids
-            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"sre/{q}") for q in ids)
-        ]
+        ids = _persona_ids("sre", ids)
         if not ids:
             typer.echo("error: no SRE scenario matches", err=True)
             raise typer.Exit(2)
@@ -348,24 +351,13 @@ def audit_cmd(
         return
     anomaly_report: Any = None
     if suite == "finops":  # the anomaly library here, then the cost incidents on the twin below
-        import fnmatch
-
         from ..personas.finops.cli import audit_finops_suite
         from .audit import FINOPS_STRATEGIES
 
         anomaly_report = audit_finops_suite(ids or [], as_json, exit_on_failure=False, twin_ids=True)
-        twin = [x.id for x in _registry().all() if x.persona == "finops"]
-        ids = [
-            sid
-            for sid in twin
-            if not ids
-            or any(fnmatch.fnmatchcase(sid, q) or fnmatch.fnmatchcase(sid, f"finops/{q}") for q in ids)
-        ]
+        ids = _persona_ids("finops", ids)
         if not ids:
-            if as_json:
-                print(json.dumps({"anomaly": anomaly_report["json"], "twin": None}, indent=2))
-            if not anomaly_report["ok"]:
-                raise typer.Exit(1)
+            _anomaly_only(anomaly_report, as_json, None)
             return
         strategy = strategy or list(FINOPS_STRATEGIES)
     elif suite not in (None, "sre"):

@@ -20,6 +20,7 @@ API_VERSION_OF_KIND: dict[str, str] = {
     "Node": "v1",
     "PersistentVolumeClaim": "v1",
     "ResourceQuota": "v1",
+    "LimitRange": "v1",
     "Deployment": "apps/v1",
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",

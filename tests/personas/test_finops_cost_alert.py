@@ -18,7 +18,8 @@ from itbench_agents.harness.runfolder import read_episodes
 SCENARIO = "finops/cost-alert-threshold-too-low-v1"
 RULE = "opencost-cost-alerts"
 
-pytestmark = MARKS
+# one worker runs the module, so its preparation (the module fixture) is made once, not on each
+pytestmark = [*MARKS, pytest.mark.xdist_group("finops-cost-alert")]
 
 
 def _threshold(to: str) -> str:

@@ -26,7 +26,8 @@ from itbench_agents.report.build import write_reports
 LOAD_TEST = "finops/forgotten-load-test-v1"
 RULE = "opencost-cost-alerts"
 
-pytestmark = MARKS
+# one worker runs the module, so its preparation (the module fixture) is made once, not on each
+pytestmark = [*MARKS, pytest.mark.xdist_group("finops-twin")]
 
 
 FINOPS_REACT_DIAGNOSIS = {

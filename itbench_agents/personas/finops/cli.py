@@ -107,17 +107,11 @@ def validate_finops_suite(
     from ...report.console import print_table
     from .validate import library_problems, validate_anomaly
 
-    if twin_ids and ids:
-        known = {s.id for s in _library()}
-        import fnmatch
-
-        ids = [
-            q
-            for q in ids
-            if any(fnmatch.fnmatchcase(k, q) or fnmatch.fnmatchcase(k, f"finops/{q}") for k in known)
-        ]
-        if not ids:
+    if twin_ids:
+        narrowed = _anomaly_ids(ids)
+        if narrowed is None:
             return {"ok": True, "json": {"scenarios": [], "library": []}}
+        ids = narrowed
     chosen = _chosen(ids)
     results = [validate_anomaly(s) for s in chosen]
     bad = [r for r in results if not r.ok]
