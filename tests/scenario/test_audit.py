@@ -239,7 +239,7 @@ def test_the_reported_strategies_run_on_both_apps(twin_ok: None, tmp_path: Path)
 
 @pytest.mark.timeout(900)
 @pytest.mark.slow
-@pytest.mark.xdist_group("library")  # one worker for both; the README main job on the other
+@pytest.mark.xdist_group("library")  # one worker; the README main job on the other
 def test_no_destructive_strategy_mitigates_and_the_oracle_does(audit: AuditResult) -> None:
     assert audit.violations() == []
     assert sorted(audit.strategies) == sorted(SCORED)
