@@ -18,6 +18,7 @@ asked again for every running container on every change.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 Obj = dict[str, Any]
@@ -130,7 +131,13 @@ def parse_quantity(q: str | int | float | None) -> float:
         return 0.0
     if isinstance(q, int | float):
         return float(q)
-    s = str(q).strip()
+    return _parse_quantity_text(str(q))
+
+
+@lru_cache(maxsize=4096)
+def _parse_quantity_text(text: str) -> float:
+    """Quantities are parsed on every controller sync; the few distinct strings are parsed once."""
+    s = text.strip()
     suffixes = {
         "Ki": 2**10,
         "Mi": 2**20,

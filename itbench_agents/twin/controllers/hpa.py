@@ -14,7 +14,6 @@ from .events import record_event
 from .index import is_active, pod_ready
 from .kinds import DEPLOYMENTS, HPAS, REPLICASETS, STATEFULSETS
 from .quantity import parse_quantity
-from .selectors import labels_of, matches
 
 Obj = dict[str, Any]
 
@@ -89,7 +88,7 @@ class HorizontalPodAutoscalerController(Controller):
         )
         status["currentReplicas"] = int(target.get("status", {}).get("replicas", current) or 0)
         selector = target.get("spec", {}).get("selector")
-        pods = [p for p in self.index.pods_in(ns) if is_active(p) and matches(selector, labels_of(p))]
+        pods = [p for p in self.index.pods_matching(ns, selector) if is_active(p)]
         min_r = int(spec.get("minReplicas", 1) or 1)
         max_r = int(spec.get("maxReplicas", 1))
         metrics = spec.get("metrics") or [

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..kube.store import ChangeEvent, GroupResource, ObjectStore
 from .kinds import LEASES, NODES, PODS
+from .selectors import labels_of, match_expression
 
 Obj = dict[str, Any]
 Ref = tuple[GroupResource, str, str]
@@ -134,6 +135,19 @@ class Index:
             ):
                 out.append(obj)
         return out
+
+    def pods_matching(self, namespace: str, selector: Obj | None) -> list[Obj]:
+        """Pods of ``namespace`` a ``LabelSelector`` selects, in name order (what filtering
+        :meth:`pods_in` with :func:`~.selectors.matches` gives; with ``matchLabels`` it starts from
+        the label index rather than every pod of the namespace)."""
+        if selector is None:
+            return []
+        exprs = selector.get("matchExpressions") or []
+        plain = selector.get("matchLabels") or {}
+        candidates = self.pods_selected(namespace, plain) if plain else self.pods_in(namespace)
+        if not exprs:
+            return candidates
+        return [p for p in candidates if all(match_expression(labels_of(p), e) for e in exprs)]
 
     def pods_on(self, node: str) -> list[Obj]:
         out = []

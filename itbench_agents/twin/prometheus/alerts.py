@@ -30,9 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..telemetry.sources import STALE_NAN, Matcher, MetricMetadata, Series, SeriesSource, match_all
 from .engine import Engine, parse
 from .memstore import MemorySeriesSource
+from .subquery_cache import SubqueryCache
 from .values import LabelKey, Labels, PromQLError, label_key
 
 RESOLVED_RETENTION_S = 15 * 60.0
+FINAL_AFTER_MS = 60_000
+"""Samples a minute behind the clock are final (subquery results at or before it are kept)."""
 
 
 def parse_duration_s(text: str) -> float:
@@ -276,8 +279,10 @@ class AlertEngine:
         *,
         start: float,
         lock: Any = None,
+        cache_subqueries: bool = True,
     ) -> None:
         self._source = source
+        self.cache_subqueries = cache_subqueries
         self._lock = lock if lock is not None else threading.RLock()
         self._own = threading.RLock()
         self.start = float(start)
@@ -291,6 +296,9 @@ class AlertEngine:
         """Per alert (and state): the evaluation times it was pending/firing, for ``ALERTS`` series."""
         self.for_state: dict[LabelKey, AlertHistory] = {}
         """Per alert: the evaluation times it was active, with activeAt (``ALERTS_FOR_STATE``)."""
+        self.subquery_cache = SubqueryCache()
+        """Subqueries' inner results at final timestamps, kept between evaluations."""
+        self._cached_source: SeriesSource | None = None
         self._next: dict[int, float] = {}
         for i, st in enumerate(self.states):
             self._next[i] = math.ceil(self.start / st.interval_s) * st.interval_s
@@ -344,7 +352,14 @@ class AlertEngine:
         """Run every evaluation due at or before ``now`` (multiples of the group interval)."""
         with self._lock, self._own:
             src = self._source()
-            engine = Engine(src if src is not None else MemorySeriesSource(), timeout_s=60.0)
+            if src is not self._cached_source:  # another series source: nothing kept applies
+                self._cached_source, self.subquery_cache = src, SubqueryCache()
+            self.subquery_cache.new_round(int(now * 1000) - FINAL_AFTER_MS)
+            engine = Engine(
+                src if src is not None else MemorySeriesSource(),
+                timeout_s=60.0,
+                subquery_cache=self.subquery_cache if self.cache_subqueries else None,
+            )
             for i, st in enumerate(self.states):
                 first = self._next[i]
                 last = math.floor(now / st.interval_s) * st.interval_s

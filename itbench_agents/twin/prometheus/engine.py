@@ -28,6 +28,7 @@ import promql_parser as pp
 from ..telemetry.sources import Matcher, SeriesSource
 from .limits import MAX_DEPTH, Budget, Locator, active, check_query, checkpoint, utf8_escapes
 from .parse_errors import check_call_types
+from .subquery_cache import SubqueryCache, inner_text
 from .values import (
     LabelKey,
     Labels,
@@ -221,8 +222,10 @@ class Evaluator:
         lock: Any = None,
         floor_ms: int | None = None,
         yield_lock: Any = None,
+        subquery_cache: SubqueryCache | None = None,
     ) -> None:
         self.source = source
+        self.subquery_cache = subquery_cache
         self.start_ms = start_ms
         self.end_ms = end_ms
         self.interval_ms = interval_ms
@@ -480,7 +483,17 @@ class Evaluator:
                 "query processing would load too many samples into memory in subquery evaluation", "execution"
             )
         grid = first + step * np.arange(max(n, 0), dtype=np.int64)
-        inner = self.eval(node.expr, grid)
+        cache = self.subquery_cache
+        if cache is not None:
+            text = inner_text(node.expr)
+            if cache.applies(text):
+                series = cache.series(text, grid, lambda g: self._inner_series(node.expr, g))
+                return RangeVector(series, eff, rng)
+        return RangeVector(self._inner_series(node.expr, grid), eff, rng)
+
+    def _inner_series(self, expr: Any, grid: np.ndarray) -> list[RSeries]:
+        """A subquery's inner expression at the ``grid`` timestamps, as raw samples."""
+        inner = self.eval(expr, grid)
         series: list[RSeries] = []
         if isinstance(inner, Scalar):
             series.append(RSeries({}, grid, inner.values))
@@ -491,7 +504,7 @@ class Evaluator:
                     series.append(RSeries(s.labels, grid[s.present], s.values[s.present]))
         else:
             raise PromQLError("subquery is only allowed on instant vector")
-        return RangeVector(series, eff, rng)
+        return series
 
     # ------------------------------------------------------------------ operators
     def unary(self, node: Any, steps: np.ndarray) -> Value:
@@ -768,11 +781,14 @@ class Engine:
         lock: Any = None,
         floor_ms: int | None = None,
         yield_lock: Any = None,
+        subquery_cache: SubqueryCache | None = None,
     ) -> None:
         """``lock`` (e.g. the twin's) is held around each ``source.select`` only; ``floor_ms``
         is the earliest time any series has samples (selects are clipped to it); while another
         thread holds ``yield_lock`` the evaluation pauses at its checkpoints (so a Kubernetes
-        request is not slowed down by a heavy query competing for the GIL)."""
+        request is not slowed down by a heavy query competing for the GIL); ``subquery_cache``
+        (the alert engine's) keeps subqueries' inner results between queries."""
+        self.subquery_cache = subquery_cache
         self.source = source
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
@@ -798,6 +814,7 @@ class Engine:
             lock=self.lock,
             floor_ms=self.floor_ms,
             yield_lock=self.yield_lock,
+            subquery_cache=self.subquery_cache,
         )
 
     def instant(self, query: str, t_ms: int) -> QueryResult:
