@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..kube.store import ChangeEvent, clone, rfc3339
+from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_object, update_status
 from .events import record_event
 from .index import is_active, pod_ready
@@ -50,7 +50,8 @@ class HorizontalPodAutoscalerController(Controller):
         gr = _TARGETS.get(ref.get("kind", ""))
         now = self.now()
         ts = rfc3339(now)
-        status = clone(hpa.get("status") or {})
+        # a shallow copy: top-level keys are replaced, never mutated (the store copies what it writes)
+        status = dict(hpa.get("status") or {})
         conds = {c["type"]: c for c in status.get("conditions") or []}
 
         def cond(ctype: str, st: str, reason: str, msg: str) -> None:
