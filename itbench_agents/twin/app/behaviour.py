@@ -109,6 +109,8 @@ class BehaviourModel:
         self._by_workload = {
             (svc.workload or name): name for name, svc in app.behaviour.services.items() if not svc.external
         }
+        self._lookups: dict[Any, tuple[str | None, tuple[str, ...] | None]] = {}
+        """:meth:`_service_lookup` answers by (labels, owners), while no Deployment or StatefulSet changes."""
         self._cache_key: tuple[int, float] | None = None
         self._cache: tuple[ClusterView, Effects] | None = None
         self._fx: Effects | None = None
@@ -159,6 +161,8 @@ class BehaviourModel:
 
     # ------------------------------------------------------------------ change tracking
     def _on_change(self, ev: ChangeEvent) -> None:
+        if ev.gr in (DEPLOYMENTS, STATEFULSETS) and self._lookups:
+            self._lookups.clear()  # which workload selects which pod may have changed
         if ev.gr in (SERVICES, ENDPOINTS) and ev.namespace == coredns.NAMESPACE:
             if ev.name == coredns.SERVICE:
                 self._schedule()  # the cluster DNS every name lookup depends on
@@ -423,6 +427,17 @@ class BehaviourModel:
         for ref in meta.get("ownerReferences") or []:
             name = str(ref.get("name", ""))
             candidates.append(name.rsplit("-", 1)[0] if ref.get("kind") == "ReplicaSet" else name)
+        key = (tuple(sorted(labels.items())), tuple(candidates))
+        found = self._lookups.get(key)
+        if found is None:
+            if len(self._lookups) > 4096:
+                self._lookups.clear()
+            found = self._lookups[key] = self._scan_workloads(labels, candidates)
+        return found
+
+    def _scan_workloads(
+        self, labels: dict[str, str], candidates: list[str]
+    ) -> tuple[str | None, tuple[str, ...] | None]:
         by_workload = self._by_workload
         read: list[str] = []
         for w in candidates:
