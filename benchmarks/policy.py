@@ -253,7 +253,11 @@ def playbook_numbers(repeat: int) -> None:
         (work / "inventory.ini").write_text(inventory)
         text = TEN_TASKS.format(hosts=hosts)
         if ten_true:
-            text = text.split("  tasks:\n")[0] + "  tasks:\n" + "    - {command: 'true', changed_when: false}\n" * 10
+            text = (
+                text.split("  tasks:\n")[0]
+                + "  tasks:\n"
+                + "    - {command: 'true', changed_when: false}\n" * 10
+            )
         (work / "playbook.yml").write_text(text)
         t0 = time.perf_counter()
         r = subprocess.run(

@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -49,14 +50,14 @@ _HOURS = ("cpuCoreHours", "cpuReq", "cpuLim", "cpuUse", "ramByteHours", "ramReq"
 _COSTS = ("cpuCost", "ramCost", "gpuCost", "gpuHours", "pvByteHours", "pvCost", "cpuCostIdle", "ramCostIdle")
 
 
+@lru_cache(maxsize=8192)
 def rfc3339(t: float) -> str:
+    """Go's RFC 3339 (whole seconds, UTC); a response repeats the same few step bounds."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _num(f: float) -> float | None:
-    if math.isnan(f) or math.isinf(f):
-        return None
-    return round(f * 100000) / 100000.0
+    return round(f * 100000) / 100000.0 if math.isfinite(f) else None
 
 
 @dataclass
@@ -127,7 +128,18 @@ class Allocation:
     def to_json(self) -> dict[str, Any]:
         h = self.minutes / 60.0
         g = self.get
-        pv_bytes = g("pvByteHours") / h if h > 0 else 0.0
+
+        def per_hour(key: str) -> float:
+            return g(key) / h if h > 0 else 0.0
+
+        cpu_eff, ram_eff = self.cpu_efficiency(), self.ram_efficiency()
+        cpu_cost, ram_cost = g("cpuCost"), g("ramCost")
+        total_eff = (
+            (cpu_eff * cpu_cost + ram_eff * ram_cost) / (cpu_cost + ram_cost)
+            if cpu_cost + ram_cost > 0
+            else 0.0
+        )
+        pv_bytes = per_hour("pvByteHours")
         return {
             "name": self.name,
             "properties": {k: v for k, v in self.props.items() if v not in ("", None, [], {})},
@@ -135,16 +147,16 @@ class Allocation:
             "start": rfc3339(self.start),
             "end": rfc3339(self.end),
             "minutes": _num(self.minutes),
-            "cpuCores": _num(g("cpuCoreHours") / h if h > 0 else 0.0),
-            "cpuCoreRequestAverage": _num(self._avg("cpuReq")),
-            "cpuCoreLimitAverage": _num(self._avg("cpuLim")),
-            "cpuCoreUsageAverage": _num(self._avg("cpuUse")),
+            "cpuCores": _num(per_hour("cpuCoreHours")),
+            "cpuCoreRequestAverage": _num(per_hour("cpuReq")),
+            "cpuCoreLimitAverage": _num(per_hour("cpuLim")),
+            "cpuCoreUsageAverage": _num(per_hour("cpuUse")),
             "cpuCoreHours": _num(g("cpuCoreHours")),
-            "cpuCost": _num(g("cpuCost")),
+            "cpuCost": _num(cpu_cost),
             "cpuCostAdjustment": 0.0,
             "cpuCostIdle": _num(g("cpuCostIdle")),
-            "cpuEfficiency": _num(self.cpu_efficiency()),
-            "gpuCount": _num(g("gpuHours") / h if h > 0 else 0.0),
+            "cpuEfficiency": _num(cpu_eff),
+            "gpuCount": _num(per_hour("gpuHours")),
             "gpuHours": _num(g("gpuHours")),
             "gpuCost": _num(g("gpuCost")),
             "gpuCostAdjustment": 0.0,
@@ -173,19 +185,19 @@ class Allocation:
             }
             or None,
             "pvCostAdjustment": 0.0,
-            "ramBytes": _num(g("ramByteHours") / h if h > 0 else 0.0),
-            "ramByteRequestAverage": _num(self._avg("ramReq")),
-            "ramByteLimitAverage": _num(self._avg("ramLim")),
-            "ramByteUsageAverage": _num(self._avg("ramUse")),
+            "ramBytes": _num(per_hour("ramByteHours")),
+            "ramByteRequestAverage": _num(per_hour("ramReq")),
+            "ramByteLimitAverage": _num(per_hour("ramLim")),
+            "ramByteUsageAverage": _num(per_hour("ramUse")),
             "ramByteHours": _num(g("ramByteHours")),
-            "ramCost": _num(g("ramCost")),
+            "ramCost": _num(ram_cost),
             "ramCostAdjustment": 0.0,
             "ramCostIdle": _num(g("ramCostIdle")),
-            "ramEfficiency": _num(self.ram_efficiency()),
+            "ramEfficiency": _num(ram_eff),
             "externalCost": _num(g("externalCost")),
             "sharedCost": _num(g("sharedCost")),
             "totalCost": _num(self.total_cost()),
-            "totalEfficiency": _num(self.total_efficiency()),
+            "totalEfficiency": _num(total_eff),
             "proportionalAssetResourceCosts": {},
             "lbAllocations": None,
             "sharedCostBreakdown": {},

@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 import numpy as np
+import orjson
 
 from ...httpserver import Request, Response
 from .allocation import accumulate, aggregate, compute_sets, parse_aggregate, set_json
@@ -75,7 +76,21 @@ def _bool(req: Request, *names: str, default: bool = False) -> bool:
 
 
 def _envelope(data: Any) -> Response:
-    return Response.json({"code": 200, "status": "success", "data": data})
+    """OpenCost's success envelope. A week of hourly sets per container is megabytes of JSON:
+    ``orjson`` writes it five times faster than the standard library (same JSON, parsed)."""
+    body = orjson.dumps(
+        {"code": 200, "status": "success", "data": data},
+        option=orjson.OPT_SERIALIZE_NUMPY,
+        default=_plain,
+    )
+    return Response(200, body, {"Content-Type": "application/json"})
+
+
+def _plain(obj: Any) -> Any:
+    """numpy scalars as Python numbers (what ``json.dumps`` makes of a float64)."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
 
 
 def _period_key(t: float, how: str) -> int:
