@@ -99,7 +99,23 @@ class BatchSummary:
             if r.persona == "sre" or (r.persona == "finops" and r.category != "anomaly")
         )
 
+    def per_agent(self) -> dict[str, BatchSummary]:
+        """The summary of each agent's episodes (by display label, in the order they finished)."""
+        out: dict[str, BatchSummary] = {}
+        for r in self.records:
+            out.setdefault(r.agent, BatchSummary()).add(r)
+        return out
+
     def counts(self) -> str:
+        """:meth:`agent_counts`, per agent when the batch ran several (``oracle: diagnosis 3/3,
+        mitigation 3/3; noop: diagnosis 0/3, mitigation 0/3``): one agent's passes are never added
+        to another's."""
+        agents = self.per_agent()
+        if len(agents) > 1:
+            return "; ".join(f"{name}: {s.agent_counts()}" for name, s in agents.items())
+        return self.agent_counts()
+
+    def agent_counts(self) -> str:
         """``diagnosis a/b, mitigation c/d`` for SRE episodes, ``compliance e/f`` for CISO ones,
         ``anomaly pinpointed g/h`` for FinOps anomaly ones (FinOps cost incidents count with SRE's)."""
         parts = []

@@ -422,6 +422,7 @@ def run_cmd(
         f"done: {summary.ran} ran, {summary.skipped} already done; {summary.counts()}, errors {summary.errors}"
         + (" [bold yellow](command agents ran WITHOUT a sandbox)[/]" if unsandboxed else ""),
         highlight=False,
+        soft_wrap=True,  # one line, whatever the width: scripts read it
     )
     _warn_foreign(console, folder)
     if report:

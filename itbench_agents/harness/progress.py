@@ -41,19 +41,11 @@ class BatchProgress:
         self.progress.__exit__(*exc)
 
     def update(self, rec: EpisodeRecord, s: BatchSummary) -> None:
-        desc = (
-            (
-                f"[green]diag {s.diagnosis_pass}/{s.sre_ran}[/] [cyan]mitig {s.mitigation_pass}/{s.mitigation_applicable}[/]"
-                if s.sre_ran or not s.compliance_scored
-                else ""
-            )
-            + (
-                f" [magenta]compliance {s.compliance_pass}/{s.compliance_scored}[/]"
-                if s.compliance_scored
-                else ""
-            )
-            + (f" [red]err {s.errors}[/]" if s.errors else "")
-        ).strip()
+        agents = s.per_agent()
+        if len(agents) > 1:  # each agent's own passes, never one agent's added to another's
+            desc = " │ ".join(f"{name} {_describe(sub)}".strip() for name, sub in agents.items())
+        else:
+            desc = _describe(s)
         self.progress.update(self.task, advance=1, description=desc)
         on_cluster = bool(rec.mitigation and rec.mitigation.applicable)  # SRE, FinOps cost incidents
         if not self.console.is_terminal and rec.persona != "sre" and not on_cluster:
@@ -78,3 +70,26 @@ class BatchProgress:
                 + (f" proximity {near}" if near else ""),
                 highlight=False,
             )
+
+
+def _describe(s: BatchSummary) -> str:
+    """The progress bar's counts for one summary (rich markup)."""
+    anomaly = [r for r in s.records if r.persona == "finops" and "pinpointed" in r.scores]
+    return (
+        (
+            f"[green]diag {s.diagnosis_pass}/{s.sre_ran}[/] [cyan]mitig {s.mitigation_pass}/{s.mitigation_applicable}[/]"
+            if s.sre_ran or not (s.compliance_scored or anomaly)
+            else ""
+        )
+        + (
+            f" [magenta]compliance {s.compliance_pass}/{s.compliance_scored}[/]"
+            if s.compliance_scored
+            else ""
+        )
+        + (
+            f" [yellow]anomaly {sum(r.scores['pinpointed'].passed for r in anomaly)}/{len(anomaly)}[/]"
+            if anomaly
+            else ""
+        )
+        + (f" [red]err {s.errors}[/]" if s.errors else "")
+    ).strip()

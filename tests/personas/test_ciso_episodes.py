@@ -176,7 +176,8 @@ def test_cli_run_report_and_resume(tmp_path: Path) -> None:
     ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert "compliance (strict) 1/2, errors 0" in res.output
+    # each agent counted apart (an oracle's pass is not half of a noop's run)
+    assert "oracle: compliance (strict) 1/1; noop: compliance (strict) 0/1, errors 0" in res.output
     assert "diagnosis" not in res.output.split("done:")[1]  # no SRE counts for a CISO-only run
     report = (run_dir / "report.md").read_text()
     assert "## CISO results (Table 5 layout)" in report and "SRE results" not in report

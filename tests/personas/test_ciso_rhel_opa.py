@@ -121,7 +121,7 @@ def test_oracle_and_noop_through_itbench_run(tmp_path: Path) -> None:
     ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert "compliance (strict) 1/2, errors 0" in res.output
+    assert "oracle: compliance (strict) 1/1; noop: compliance (strict) 0/1, errors 0" in res.output
     report = (tmp_path / "run" / "report.md").read_text()
     assert "| oracle | — | — | 100.00 ± n/a | — | 100.00 ± n/a |" in report
     assert "| noop | — | — | 0.00 ± n/a | — | 0.00 ± n/a |" in report
