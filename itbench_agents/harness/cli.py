@@ -490,11 +490,73 @@ def report_cmd(
     typer.echo(f"{md}\n{html}")
 
 
+def compare_cmd(
+    run_a: Annotated[Path, typer.Argument(help="run folder A (the baseline)")],
+    run_b: Annotated[Path, typer.Argument(help="run folder B (may be A's folder, with two agents)")],
+    agent_a: Annotated[
+        str | None, typer.Option("--agent-a", help="agent of run A (needed when A ran several)")
+    ] = None,
+    agent_b: Annotated[
+        str | None, typer.Option("--agent-b", help="agent of run B (needed when B ran several)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
+) -> None:
+    """Compare two runs (or two agents), paired by scenario: means, B − A, wins, sign test."""
+    import dataclasses
+    import json
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..report.build import load_runs
+    from ..report.compare import CompareError, compare
+    from .runfolder import RunFolderError
+
+    try:
+        result = compare(load_runs([run_a]), load_runs([run_b]), agent_a, agent_b)
+    except (RunFolderError, CompareError) as e:
+        raise _fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(dataclasses.asdict(result), indent=1))
+        return
+    console = Console()
+    table = Table(
+        title=f"A = {result.label_a} ({run_a}), B = {result.label_b} ({run_b}); paired by scenario",
+        caption="n: scenarios paired; B > A, A > B, same: how many; p: two-sided exact sign test",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("metric", overflow="fold")
+    for h in ("n", "A", "B", "B − A", "B > A", "A > B", "same", "p"):
+        table.add_column(h, justify="right", no_wrap=True)
+    for m in result.metrics:
+        table.add_row(
+            m.metric,
+            str(m.scenarios),
+            f"{m.mean_a:.3f}",
+            f"{m.mean_b:.3f}",
+            f"{m.difference:+.3f}",
+            str(m.b_better),
+            str(m.a_better),
+            str(m.ties),
+            f"{m.p_value:.3g}",
+        )
+    console.print(table)
+    for side, missing in (("A", result.only_a), ("B", result.only_b)):
+        if missing:
+            console.print(
+                f"only in {side} (not paired): {len(missing)} scenario(s): {', '.join(missing)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
 def register(app: typer.Typer) -> None:
     """Add the harness' top-level commands to ``app``."""
     app.command("run")(run_cmd)
     app.command("score")(score_cmd)
     app.command("report")(report_cmd)
+    app.command("compare")(compare_cmd)
     app.add_typer(agents_app, name="agents")
 
 
