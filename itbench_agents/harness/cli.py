@@ -149,6 +149,13 @@ def run_cmd(
             "--agent-option", help="KEY=VALUE passed to the agent (repeatable)", envvar="ITBENCH_AGENT_OPTION"
         ),
     ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            help="how each --agent appears in tables and episode names (repeatable: one per --agent, in order)",
+        ),
+    ] = None,
     sandbox: Annotated[
         str,
         typer.Option(
@@ -336,8 +343,15 @@ def run_cmd(
             ):
                 if v is not None:
                     extra[k] = str(v)
+            labels = list(label or [])
+            if labels and len(labels) != len(agent):
+                raise _fail(
+                    f"--label: {len(labels)} given for {len(agent)} agent(s) (one per --agent, in order)"
+                )
+            if any(not lb.strip() for lb in labels):
+                raise _fail("--label: a label cannot be empty")
             specs = []
-            for name in agent:
+            for i, name in enumerate(agent):
                 ent = entry(name)
                 if ent.load_error:
                     raise _fail(ent.load_error)
@@ -347,11 +361,13 @@ def run_cmd(
                     AgentSpec(
                         name=name,
                         model=model,
+                        label=labels[i].strip() if labels else None,
                         command=shlex.split(command) if command else None,
                         options=options,
                         config=extra,
                     )
                 )
+            _check_labels(specs)
             if "command" in agent and not command:
                 raise _fail("the command agent needs --command 'PROGRAM ARGS'")
             _preflight(specs)
@@ -558,6 +574,22 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     app.command("compare")(compare_cmd)
     app.add_typer(agents_app, name="agents")
+
+
+def _check_labels(specs: list[AgentSpec]) -> None:
+    """Agents are told apart by their labels (tables, records, episode folders): no two may share one."""
+    from .episode import episode_id
+
+    seen: dict[str, str] = {}
+    for spec in specs:
+        slug = episode_id("x", spec.display, 0)
+        if slug in seen:
+            raise _fail(
+                f"two agents would share the label {spec.display!r}"
+                + (f" (as {seen[slug]!r})" if seen[slug] != spec.display else "")
+                + ": name them apart with --label, one per --agent"
+            )
+        seen[slug] = spec.display
 
 
 def _sandbox_warning(config: RunConfig) -> str | None:
