@@ -95,6 +95,9 @@ class Summary(BaseModel):
     by_bucket: list[GroupResult]
     by_category: list[GroupResult]
     by_condition: list[GroupResult]
+    faults_only: list[GroupResult] = Field(default_factory=list)
+    """The headline rows without the no-fault controls (the paper's denominator: every scenario has a
+    fault); empty when the records have no control."""
 
 
 def condition_of(masked: Iterable[str]) -> str:
@@ -199,12 +202,12 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
     results = {k: scenario_result(v) for k, v in sorted(cells.items())}
     agents = sorted({k[0] for k in cells})
 
-    def grouped(key: Callable[[ScenarioResult], str]) -> list[GroupResult]:
+    def grouped(key: Callable[[ScenarioResult], str], faults_only: bool = False) -> list[GroupResult]:
         out = []
         for agent in agents:
             groups: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
             for k, res in results.items():
-                if k[0] == agent:
+                if k[0] == agent and not (faults_only and res.control):
                     groups[key(res)].append(k)
             for g in sorted(groups, key=_group_order):
                 ks = groups[g]
@@ -217,4 +220,7 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
         by_bucket=grouped(lambda r: r.bucket),
         by_category=grouped(lambda r: r.category),
         by_condition=grouped(lambda r: r.condition),
+        faults_only=grouped(lambda r: r.condition, faults_only=True)
+        if any(r.control for r in results.values())
+        else [],
     )

@@ -67,6 +67,9 @@ def pass_at_k_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+FAULTS_ONLY = "Faults only (no-fault controls left out: the paper's denominator)"
+
+
 def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeRecord]) -> str:
     parts = ["# itbench-agents report", "", "Runs: " + ", ".join(f"`{r}`" for r in runs), ""]
     parts += [
@@ -76,6 +79,13 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
         "",
     ]
     parts.append(md_table(TABLE4_HEADER, [table4_row(g) for g in summary.overall]))
+    if summary.faults_only:
+        parts += [
+            "",
+            f"### {FAULTS_ONLY}",
+            "",
+            md_table(TABLE4_HEADER, [table4_row(g) for g in summary.faults_only]),
+        ]
     parts += [
         "",
         "## Times (wall and twin seconds)",
@@ -172,6 +182,11 @@ def render_html(
         "<p class='muted'>Mean ± standard error; macro average over scenarios; MTTD/MTTR over successful runs (∞ when none).</p>"
     )
     out.append(_table_html(TABLE4_HEADER, [table4_row(g) for g in summary.overall], "table4"))
+    if summary.faults_only:
+        out.append(
+            f"<h3 id='faults-only'>{html.escape(FAULTS_ONLY)}</h3>"
+            + _table_html(TABLE4_HEADER, [table4_row(g) for g in summary.faults_only])
+        )
     out.append(
         "<h2>Times (wall and twin seconds)</h2>"
         + _table_html(TIMES_HEADER, [times_row(g) for g in summary.overall])

@@ -96,3 +96,26 @@ def test_timing_infinity_roundtrips_through_json() -> None:
     r = rec("s1", 0, False, False)
     back = EpisodeRecord.model_validate_json(r.model_dump_json())
     assert math.isinf(back.timing.mttd_wall_s) and back.timing.agent_wall_s == 10.0
+
+
+def test_faults_only_rows_leave_the_controls_out() -> None:
+    """A no-fault control counts in the headline diagnosis rate (naming nothing is right there) but
+    the paper's Table 4 has faults only: the faults-only rows give that denominator."""
+    control = rec("control", 0, True, None).model_copy(update={"control": True})
+    recs = [rec("f1", 0, True, True), rec("f2", 0, False, False), control]
+    s = summarize(recs)
+    assert s.overall[0].diagnosis.mean == pytest.approx(2 / 3) and s.overall[0].scenarios == 3
+    (faults,) = s.faults_only
+    assert faults.scenarios == 2 and faults.diagnosis.mean == pytest.approx(0.5)
+    assert faults.mitigation is not None and faults.mitigation.mean == pytest.approx(0.5)
+    assert summarize(recs[:2]).faults_only == []  # no control: nothing to add
+
+
+def test_the_report_shows_the_faults_only_table() -> None:
+    from itbench_agents.report.build import FAULTS_ONLY, render_markdown
+
+    control = rec("control", 0, True, None).model_copy(update={"control": True})
+    recs = [rec("f1", 0, True, True), rec("f2", 0, False, False), control]
+    md = render_markdown(summarize(recs), ["run"], recs)
+    assert f"### {FAULTS_ONLY}" in md
+    assert "### Faults only" not in render_markdown(summarize(recs[:2]), ["run"], recs[:2])
