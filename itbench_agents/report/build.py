@@ -226,7 +226,11 @@ def render_html(
         "<h2 id='heatmap'>Per-scenario heat map</h2><p class='muted'>Each cell: diagnosis rate | mitigation rate over trials.</p>"
     )
     head = (
-        "<tr><th>scenario</th>" + "".join(f"<th colspan='2'>{html.escape(a)}</th>" for a in agents) + "</tr>"
+        "<tr><th rowspan='2'>scenario</th>"
+        + "".join(f"<th colspan='2'>{html.escape(a)}</th>" for a in agents)
+        + "</tr><tr>"
+        + "<th>diagnosis %</th><th>mitigation %</th>" * len(agents)
+        + "</tr>"
     )
     body = []
     for sid in sorted({s.scenario_id for s in summary.scenarios}):

@@ -59,6 +59,12 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
     assert "pass@k</h2>" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page  # self-contained
     assert "Per-scenario heat map" in page and "By complexity bucket" in page
+    assert page.count("<th>diagnosis %</th><th>mitigation %</th>") == 2  # each agent's two columns named
+    # the control scored apart: faults only, noop diagnoses nothing (issue 17)
+    faults = text.split("### Faults only", 1)[1].split("##", 1)[0]
+    assert next(line for line in faults.splitlines() if line.startswith("| noop |")).startswith(
+        "| noop | 0.00 ±"
+    )
     links = [p for p in page.split("href='")[1:]]
     assert links and all((run_dir / link.split("'")[0]).exists() for link in links)
     traj = (run_dir / links[0].split("'")[0]).read_text()
