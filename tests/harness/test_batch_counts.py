@@ -5,33 +5,16 @@ from __future__ import annotations
 
 import io
 
+from episode_records import episode
 from rich.console import Console
 
-from itbench_agents.evaluation.diagnosis import DiagnosisScore
 from itbench_agents.harness.batch import BatchSummary
 from itbench_agents.harness.progress import BatchProgress
-from itbench_agents.harness.records import EpisodeRecord, MitigationScore, Timing
+from itbench_agents.harness.records import EpisodeRecord
 
 
 def _rec(sid: str, agent: str, ok: bool) -> EpisodeRecord:
-    return EpisodeRecord(
-        episode_id=f"{sid}__{agent}",
-        run_id="r",
-        scenario_id=sid,
-        agent=agent,
-        trial=0,
-        seed=0,
-        masked=[],
-        termination="submitted",
-        started_at="",
-        finished_at="",
-        wall_s=1.0,
-        diagnosis=DiagnosisScore(correct=ok, ntam_fl=1.0 if ok else 0.0),
-        mitigation=MitigationScore(applicable=True, passed=ok),
-        timing=Timing(agent_wall_s=1.0, agent_twin_s=1.0),
-        bucket="easy",
-        category="Other",
-    )
+    return episode(sid, agent, ok, ok)
 
 
 def _summary(*recs: EpisodeRecord) -> BatchSummary:

@@ -6,43 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from episode_records import episode
 from typer.testing import CliRunner
 
 from itbench_agents.cli import app
-from itbench_agents.evaluation.diagnosis import DiagnosisScore
-from itbench_agents.harness.records import EpisodeRecord, MitigationScore, Score, Timing
 from itbench_agents.report.compare import CompareError, compare, sign_test
-
-
-def _rec(
-    sid: str,
-    agent: str,
-    diag: bool,
-    mit: bool | None,
-    *,
-    trial: int = 0,
-    termination: str = "submitted",
-    scores: dict[str, float] | None = None,
-) -> EpisodeRecord:
-    return EpisodeRecord(
-        episode_id=f"{sid}__{agent}__{trial}",
-        run_id="r",
-        scenario_id=sid,
-        agent=agent,
-        trial=trial,
-        seed=trial,
-        masked=[],
-        termination=termination,  # type: ignore[arg-type]
-        started_at="",
-        finished_at="",
-        wall_s=1.0,
-        diagnosis=DiagnosisScore(correct=diag, ntam_fl=1.0 if diag else 0.0),
-        mitigation=MitigationScore(applicable=mit is not None, passed=bool(mit)),
-        timing=Timing(agent_wall_s=1.0, agent_twin_s=1.0),
-        bucket="easy",
-        category="Other",
-        scores={k: Score(value=v) for k, v in (scores or {}).items()},
-    )
 
 
 def test_the_sign_test_is_the_exact_binomial() -> None:
@@ -54,18 +22,18 @@ def test_the_sign_test_is_the_exact_binomial() -> None:
 
 def test_scenarios_are_paired_trials_averaged_and_unpaired_ones_listed() -> None:
     a = [
-        _rec("s1", "base", False, False),
-        _rec("s2", "base", True, True),
-        _rec("s3", "base", False, None),  # a control: no mitigation
-        _rec("only-a", "base", True, True),
+        episode("s1", "base", False, False),
+        episode("s2", "base", True, True),
+        episode("s3", "base", False, None),  # a control: no mitigation
+        episode("only-a", "base", True, True),
     ]
     b = [
-        _rec("s1", "new", True, True, trial=0),
-        _rec("s1", "new", False, True, trial=1),  # diagnosis 0.5 on s1
-        _rec("s2", "new", True, True),
-        _rec("s3", "new", True, None),
-        _rec("s2", "new", False, False, trial=2, termination="env_error"),  # unscored: left out
-        _rec("only-b", "new", True, True),
+        episode("s1", "new", True, True, trial=0),
+        episode("s1", "new", False, True, trial=1),  # diagnosis 0.5 on s1
+        episode("s2", "new", True, True),
+        episode("s3", "new", True, None),
+        episode("s2", "new", False, False, trial=2, termination="env_error"),  # unscored: left out
+        episode("only-b", "new", True, True),
     ]
     c = compare(a, b)
     assert (c.label_a, c.label_b) == ("base", "new")
@@ -81,8 +49,8 @@ def test_scenarios_are_paired_trials_averaged_and_unpaired_ones_listed() -> None
 
 def test_named_scores_are_compared_and_agents_must_be_named_when_several() -> None:
     run = [
-        _rec("x", "oracle", False, None, scores={"pinpointed": 1.0}),
-        _rec("x", "noop", False, None, scores={"pinpointed": 0.0}),
+        episode("x", "oracle", False, None, scores={"pinpointed": 1.0}),
+        episode("x", "noop", False, None, scores={"pinpointed": 0.0}),
     ]
     with pytest.raises(CompareError, match="2 agents \\(noop, oracle\\).*--agent-a"):
         compare(run, run)
@@ -91,7 +59,7 @@ def test_named_scores_are_compared_and_agents_must_be_named_when_several() -> No
     c = compare(run, run, "noop", "oracle")
     assert {m.metric: m.difference for m in c.metrics}["pinpointed"] == 1.0
     with pytest.raises(CompareError, match="no scenario"):
-        compare(run, [_rec("y", "oracle", True, True)], "noop")
+        compare(run, [episode("y", "oracle", True, True)], "noop")
 
 
 def test_cli_compares_two_agents_of_a_real_run(tmp_path: Path) -> None:

@@ -119,10 +119,13 @@ class Allocation:
             + self.get("externalCost")
         )
 
-    def total_efficiency(self) -> float:
+    def total_efficiency(self, cpu_eff: float | None = None, ram_eff: float | None = None) -> float:
+        """CPU and memory efficiency weighted by their costs (pass them in when already computed)."""
         cpu, ram = self.get("cpuCost"), self.get("ramCost")
         if cpu + ram > 0:
-            return (self.cpu_efficiency() * cpu + self.ram_efficiency() * ram) / (cpu + ram)
+            cpu_e = self.cpu_efficiency() if cpu_eff is None else cpu_eff
+            ram_e = self.ram_efficiency() if ram_eff is None else ram_eff
+            return (cpu_e * cpu + ram_e * ram) / (cpu + ram)
         return 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -134,11 +137,7 @@ class Allocation:
 
         cpu_eff, ram_eff = self.cpu_efficiency(), self.ram_efficiency()
         cpu_cost, ram_cost = g("cpuCost"), g("ramCost")
-        total_eff = (
-            (cpu_eff * cpu_cost + ram_eff * ram_cost) / (cpu_cost + ram_cost)
-            if cpu_cost + ram_cost > 0
-            else 0.0
-        )
+        total_eff = self.total_efficiency(cpu_eff, ram_eff)
         pv_bytes = per_hour("pvByteHours")
         return {
             "name": self.name,
