@@ -39,11 +39,15 @@ Obj = dict[str, Any]
 
 
 QUIET_PAST_S = 86400.0
-"""A pre-history longer than this (a day) renews node Leases sparsely but for its last hour
-(``controllers/cluster.py::QUIET_LEASE_RENEW_S``), and its alert rules are evaluated over that last
+"""A pre-history longer than this (a day) is quiet but for its last hour: kubelets renew node Leases
+and post node status sparsely (``controllers/cluster.py::heartbeat_every``), and its alert rules are evaluated over that last
 hour only (``AlertEngine.begin_at``; metrics cover the whole past): a week builds and answers its
 first alert query in seconds, not minutes."""
 LOUD_PAST_S = 3600.0
+QUIET_STEP_S = 300.0
+"""The hop of :meth:`Twin.advance` through a quiet past. Every callback runs at its own time
+whatever the hop (``scheduler.py``); a hop is only where nothing is due, and a week of 5 s hops
+is 120,000 of them."""
 
 
 class Twin:
@@ -87,8 +91,9 @@ class Twin:
         self.admin_token: str = DEFAULT_TOKEN
         """The bearer token of the cluster admin (``system:masters``); the harness sets a random one
         per episode before :meth:`serve`, and the kubeconfig ``serve`` writes carries it."""
-        self.lease_renew_s: float | None = None
-        """Seconds between node Lease renewals when not the kubelet's 10 s (a long pre-history)."""
+        self.quiet_until: float | None = None
+        """While :meth:`for_app` builds a long pre-history, the time its quiet part ends: kubelets
+        send heartbeats sparsely until then (``controllers/cluster.py::heartbeat_every``)."""
         self.advance_budget: Any = None
         """Set by the harness while an agent runs (``harness.budget.AdvanceBudget``): how many
         seconds a non-admin caller of ``POST /itbench/v1/advance`` may still fast-forward."""
@@ -147,12 +152,10 @@ class Twin:
         with twin.lock:
             twin.apply(model.manifests)
             twin.sync()
-        if history_s > QUIET_PAST_S:  # a long past (FinOps' week): node Leases renewed sparsely
-            from .controllers.cluster import QUIET_LEASE_RENEW_S
-
-            twin.lease_renew_s = QUIET_LEASE_RENEW_S
-            twin.advance(history_s - LOUD_PAST_S)
-            twin.lease_renew_s = None  # the last hour as a kubelet runs: a renewal every 10 s
+        if history_s > QUIET_PAST_S:  # a long past (FinOps' week): sparse kubelet heartbeats
+            twin.quiet_until = twin.now() + history_s - LOUD_PAST_S
+            twin.advance(history_s - LOUD_PAST_S, step=QUIET_STEP_S)
+            twin.quiet_until = None  # the last hour as a kubelet runs: a Lease renewal every 10 s
             if twin.alerts is not None:  # and rules evaluated over that hour, not the whole week
                 twin.alerts.begin_at(twin.now())
             twin.advance(LOUD_PAST_S)

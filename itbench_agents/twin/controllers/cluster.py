@@ -165,11 +165,24 @@ LEASE_RENEW_S = 10.0
 """The kubelet renews its node Lease every 0.25 × ``leaseDurationSeconds`` (40 s)."""
 QUIET_LEASE_RENEW_S = 600.0
 """How often node Leases are renewed while ``Twin.for_app`` builds a long pre-history (more than a
-day: ``twin.lease_renew_s``). Nothing in the twin reads a Lease's history, no client watches it then,
-and renewing every 10 s would write 26,000 versions a day into the store log."""
+day), until ``twin.quiet_until``. Nothing in the twin reads a Lease's history, no client watches it
+then, and renewing every 10 s would write 26,000 versions a day into the store log."""
 NODE_STATUS_REPORT_S = 300.0
 """``--node-status-report-frequency``: with leases, the kubelet posts an unchanged node status
 (fresh ``lastHeartbeatTime``) every 5 minutes."""
+QUIET_NODE_STATUS_REPORT_S = 3600.0
+"""How often node statuses are posted in a quiet pre-history (as :data:`QUIET_LEASE_RENEW_S`)."""
+
+
+def heartbeat_every(twin: Any, loud_s: float, quiet_s: float) -> float:
+    """Seconds to a kubelet's next heartbeat: ``loud_s``, or ``quiet_s`` while the twin builds a
+    quiet pre-history — never past its end (``twin.quiet_until``), so that the last, loud part of
+    the past starts with fresh heartbeats at the kubelet's own rate."""
+    until = getattr(twin, "quiet_until", None)
+    now = twin.now()
+    if until is None or now >= until:
+        return loud_s
+    return min(quiet_s, until - now)
 
 
 class NodeHeartbeat(Controller):
@@ -192,7 +205,7 @@ class NodeHeartbeat(Controller):
         node = self.store.get(NODES, "", name)
         if node is None:
             return  # the garbage collector removes the Lease with its owner
-        every = float(getattr(self.twin, "lease_renew_s", None) or LEASE_RENEW_S)
+        every = heartbeat_every(self.twin, LEASE_RENEW_S, QUIET_LEASE_RENEW_S)
         self.twin.scheduler.after(every, lambda: self._renew(name), key=(self.name, "lease", name))
         if not node_ready(node):
             return
@@ -235,9 +248,8 @@ class NodeHeartbeat(Controller):
         node = self.store.get(NODES, "", name)
         if node is None:
             return
-        self.twin.scheduler.after(
-            NODE_STATUS_REPORT_S, lambda: self._report(name), key=(self.name, "status", name)
-        )
+        every = heartbeat_every(self.twin, NODE_STATUS_REPORT_S, QUIET_NODE_STATUS_REPORT_S)
+        self.twin.scheduler.after(every, lambda: self._report(name), key=(self.name, "status", name))
         if not node_ready(node):
             return
         ts = _ts(self)
