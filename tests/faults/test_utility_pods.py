@@ -167,6 +167,27 @@ def test_interpreter_forms() -> None:
     assert prog("busybox", "set -e; false || echo ok").lines == ((0.0, "ok"),)
 
 
+def test_a_remembered_program_is_the_one_its_inputs_give() -> None:
+    """The interpreter's answers are remembered (a kubelet asks again at every change): a pod name,
+    an environment, a mounted file or stdin that differ give their own program."""
+    cat = ImageCatalogue(common_images())
+    img = cat.find("busybox")
+
+    def prog(pod: str, env: dict[str, str], files: dict[str, str], **c: object):  # noqa: ANN202
+        c = {"name": "x", "image": "busybox", "env": [], **c}
+        return container_program(img, {"metadata": {"name": pod}}, c, env, files)
+
+    script = {"args": ["sh", "-c", "echo $HOSTNAME $A; cat /f"]}
+    first = prog("p1", {"A": "1"}, {"/f": "x"}, **script)
+    assert first.lines == ((0.0, "p1 1"), (0.0, "x"))
+    assert prog("p1", {"A": "1"}, {"/f": "x"}, **script) is first
+    assert prog("p2", {"A": "1"}, {"/f": "x"}, **script).lines[0] == (0.0, "p2 1")
+    assert prog("p1", {"A": "2"}, {"/f": "x"}, **script).lines[0] == (0.0, "p1 2")
+    assert prog("p1", {"A": "1"}, {"/f": "y"}, **script).lines[1] == (0.0, "y")
+    assert prog("p1", {}, {}, args=["sh"], stdin=True).exit_code is None  # waits on its terminal
+    assert prog("p1", {}, {}, args=["sh"]).exit_code == 0
+
+
 def _kubeconfig(c: Cluster) -> str:
     assert c.twin.endpoints is not None
     return c.twin.endpoints.kubeconfig

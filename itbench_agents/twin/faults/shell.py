@@ -31,6 +31,7 @@ Everything is a pure function of the argv, the environment and the mounted files
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,13 +143,31 @@ def container_program(
     """The program a container of a utility image runs, or None for any other image."""
     if img is None or not img.shell:
         return None
-    flavor = img.shell
-    argv = image_argv(img, container)
     env2 = {"HOSTNAME": str(pod.get("metadata", {}).get("name", "")), **env}
-    run = _Run(flavor, env2, dict(files))
+    return _program(
+        img.shell,
+        tuple(image_argv(img, container)),
+        bool(container.get("stdin")),
+        tuple(env2.items()),
+        tuple(files.items()),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _program(
+    flavor: str,
+    argv_t: tuple[str, ...],
+    stdin: bool,
+    env_items: tuple[tuple[str, str], ...],
+    files_items: tuple[tuple[str, str], ...],
+) -> Program:
+    """:func:`container_program` of everything it reads: a kubelet asks again for every container
+    of every pod at each change, and the same script always runs the same way (a frozen answer)."""
+    argv = list(argv_t)
+    run = _Run(flavor, dict(env_items), dict(files_items))
     if not argv:
         return Program(exit_code=0)
-    if not has_executable(img, argv[0]):
+    if not _flavor_has_executable(flavor, argv[0]):
         return Program(exit_code=128)  # the runtime cannot start it (StartError): no output
     name = argv[0].rsplit("/", 1)[-1]
     if name in SHELLS:
@@ -170,7 +189,7 @@ def container_program(
                     run.exit_code = 127 if name in ("bash", "zsh") else 2
                 else:
                     run.script(text)
-            elif container.get("stdin"):
+            elif stdin:
                 run.forever_ = True  # waits for input on its terminal
             else:
                 run.exit_code = 0  # reads end of file and exits
@@ -182,7 +201,10 @@ def container_program(
 
 def has_executable(img: Image, name: str) -> bool:
     """Whether a utility image has ``name`` as a program (an exec-form ``command`` can start it)."""
-    flavor = img.shell or ""
+    return _flavor_has_executable(img.shell or "", name)
+
+
+def _flavor_has_executable(flavor: str, name: str) -> bool:
     base = name.rsplit("/", 1)[-1]
     return base in EXECUTABLES or base in _SHELLS_OF.get(flavor, set()) or base in TOOLS.get(flavor, set())
 
