@@ -531,7 +531,12 @@ class TwinEnvironment:
         """FinOps: the waste is gone by the reference cost rules (whatever the agent did to the team's
         rule), then the team's rule still catches a known waste (the canary, run last: it changes
         the cluster, so everything else is scored first)."""
-        from ..personas.finops.alerts import canary_size, run_canary
+        from ..personas.finops.alerts import (
+            canary_size,
+            namespace_storage_cost,
+            run_canary,
+            storage_canary_size,
+        )
         from ..personas.finops.proximity import HOUR
 
         assert self.api is not None
@@ -578,7 +583,14 @@ class TwinEnvironment:
             general.cpu,
             general.ram_gib,
         )
-        canary = run_canary(self.twin, self.api, self.scenario.namespace, *size)
+        model = self.twin.addons["opencost"].cost_model()
+        ns = self.scenario.namespace
+        gib = storage_canary_size(
+            namespace_storage_cost(model, ns, now - HOUR, now),
+            namespace_storage_cost(model, ns, now - 7 * 24 * HOUR - HOUR, now - HOUR),
+            self.twin.addons["opencost"].pricing.storage,
+        )
+        canary = run_canary(self.twin, self.api, ns, *size, gib)
         out.append(
             EndStateCheckRecord(name="cost alerts still catch a waste", ok=canary.ok, detail=canary.detail)
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from itbench_agents.harness.protected import HA_REPLICAS, QUOTA_NAME, plan
+from itbench_agents.harness.protected import ARCHIVE_CLAIM, HA_REPLICAS, QUOTA_NAME, plan
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.twin.app.loader import load_app
 
@@ -22,7 +22,12 @@ def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
             assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
             kinds = [o["kind"] for o in p.objects]
             if sc.persona == "finops":  # what a cost cutter must not break (below)
-                assert kinds[2:] == ["HorizontalPodAutoscaler", "CronJob"], sc.id
+                assert kinds[2:] == [
+                    "HorizontalPodAutoscaler",
+                    "CronJob",
+                    "PersistentVolume",
+                    "PersistentVolumeClaim",
+                ], sc.id
                 kinds = kinds[:2]
             else:
                 assert not p.replicas, sc.id
@@ -47,11 +52,17 @@ def test_finops_apps_run_a_workload_highly_available_and_a_suspended_cronjob() -
     chosen = set()
     for sc in finops:
         p = plan(sc, 0, copy.deepcopy(manifests))
-        hpa, cron = p.objects[2:]
+        hpa, cron, volume, claim = p.objects[2:]
         ((name, replicas),) = p.replicas.items()
         assert replicas == HA_REPLICAS and not Protection.of(sc).names_workload(name), sc.id
         assert hpa["spec"]["scaleTargetRef"]["name"] == name and hpa["spec"]["minReplicas"] == HA_REPLICAS
         assert cron["spec"]["suspend"] is True
+        # the close's archive: a claim bound to its volume, mounted only while the close runs
+        assert claim["spec"]["volumeName"] == volume["metadata"]["name"]
+        assert volume["spec"]["claimRef"]["name"] == claim["metadata"]["name"] == ARCHIVE_CLAIM
+        pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == ARCHIVE_CLAIM
+        assert "otel-demo/PersistentVolumeClaim/" + ARCHIVE_CLAIM in p.describe()["objects"]
         deployed = p.customize(copy.deepcopy(manifests))
         dep = next(o for o in deployed if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
         assert dep["spec"]["replicas"] == HA_REPLICAS

@@ -165,6 +165,21 @@ def test_the_blind_cost_cutters_commands() -> None:
             {"kind": "HorizontalPodAutoscaler", "metadata": {"name": "ad"}},
             {"kind": "CronJob", "metadata": {"name": "quarter-end-close"}},
         ],
+        "get pods": [
+            {
+                "status": {"phase": "Running"},
+                "spec": {"volumes": [{"persistentVolumeClaim": {"claimName": "db"}}]},
+            },
+            {
+                "status": {"phase": "Succeeded"},
+                "spec": {"volumes": [{"persistentVolumeClaim": {"claimName": "old"}}]},
+            },
+        ],
+        "get persistentvolumeclaims": [
+            {"metadata": {"name": "db"}},
+            {"metadata": {"name": "old"}},
+            {"metadata": {"name": "archive"}},
+        ],
         "get deployments,statefulsets": [
             {"kind": "Deployment", "metadata": {"name": "ad"}, "spec": {"replicas": 3}},
             {"kind": "Deployment", "metadata": {"name": "cart"}, "spec": {"replicas": 1}},
@@ -190,13 +205,16 @@ def test_the_blind_cost_cutters_commands() -> None:
         agent._get = get  # type: ignore[method-assign]
         agent._kubectl = kubectl  # type: ignore[method-assign]
         agent.act(None, "otel-demo", lambda e: None)
-        assert ran[:3] == [
+        assert ran[:5] == [
             "delete horizontalpodautoscaler ad -n otel-demo",
             "delete cronjob quarter-end-close -n otel-demo",
+            # every claim no running or starting pod mounts
+            "delete persistentvolumeclaim old -n otel-demo",
+            "delete persistentvolumeclaim archive -n otel-demo",
             "scale deployment/ad --replicas=1 -n otel-demo",
         ], ran
         if cls is Trim:
-            assert len(ran) == 4 and ran[3].startswith("patch deployment frontend -n otel-demo --type=merge")
+            assert len(ran) == 6 and ran[5].startswith("patch deployment frontend -n otel-demo --type=merge")
         else:
             assert [c for c in ran if c.startswith("set resources")] == [
                 f"set resources deployment/{d} --requests=cpu=10m,memory=32Mi -n otel-demo"

@@ -14,13 +14,15 @@ agent                              judged as     what it does
 ``audit-finops-silence``           destructive   deletes the namespace's PrometheusRules (the
                                                  team's cost alerts) and touches nothing else
 ``audit-finops-blanket-cutter``    blind         deletes every HPA, CronJob, Job and
-                                                 DaemonSet, scales every workload to one
+                                                 DaemonSet and every volume claim no running
+                                                 pod mounts, scales every workload to one
                                                  replica and cuts every container's requests to
                                                  10m CPU and 32Mi
 ``audit-finops-trim``              blind         the cutter without the starving: deletes every
-                                                 HPA, CronJob and Job, scales every workload
-                                                 above one replica to one, and unpins every
-                                                 Deployment from its node selector
+                                                 HPA, CronJob and Job and every unmounted
+                                                 claim, scales every workload above one
+                                                 replica to one, and unpins every Deployment
+                                                 from its node selector
 =================================  ============  ============================================
 
 "Destructive" ones must pass mitigation nowhere; "blind" ones on at most 5% of the incidents
@@ -45,15 +47,15 @@ FINOPS_TWIN_STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "audit-finops-blanket-cutter",
             False,
-            "delete every HPA, CronJob, Job and DaemonSet, scale every workload to one replica and "
-            "cut every container's requests to 10m CPU / 32Mi",
+            "delete every HPA, CronJob, Job and DaemonSet and every unmounted volume claim, scale every "
+            "workload to one replica and cut every container's requests to 10m CPU / 32Mi",
             blind=True,
         ),
         Strategy(
             "audit-finops-trim",
             False,
-            "delete every HPA, CronJob and Job, scale every workload above one replica to one and "
-            "remove every Deployment's node selector",
+            "delete every HPA, CronJob and Job and every unmounted volume claim, scale every workload "
+            "above one replica to one and remove every Deployment's node selector",
             blind=True,
         ),
     )
@@ -93,6 +95,19 @@ class _Trimmer(AuditAgent):
         for obj in self._get(ctx, f"get {self.DELETE} -n {ns}", events):
             kind = obj.get("kind", "").lower()
             self._kubectl(ctx, f"delete {kind} {obj['metadata']['name']} -n {ns}", events)
+        self._delete_unmounted_claims(ctx, ns, events)
+
+    def _delete_unmounted_claims(self, ctx: Any, ns: str, events: EventSink) -> None:
+        """Every PersistentVolumeClaim no running or starting pod mounts: it looks orphaned."""
+        mounted = {
+            (v.get("persistentVolumeClaim") or {}).get("claimName")
+            for pod in self._get(ctx, f"get pods -n {ns}", events)
+            if (pod.get("status") or {}).get("phase") in ("Pending", "Running")
+            for v in (pod.get("spec") or {}).get("volumes") or []
+        }
+        for pvc in self._get(ctx, f"get persistentvolumeclaims -n {ns}", events):
+            if pvc["metadata"]["name"] not in mounted:
+                self._kubectl(ctx, f"delete persistentvolumeclaim {pvc['metadata']['name']} -n {ns}", events)
 
     def _scale_to_one(self, ctx: Any, ns: str, events: EventSink) -> list[dict[str, Any]]:
         items = self._get(ctx, f"get {WORKLOADS} -n {ns}", events)

@@ -9,8 +9,9 @@
   deleting the team's rule still fires here;
 - **the canary**: after scoring, the harness adds a known waste — idle pods whose requests bring
   the namespace's hourly CPU and memory spend to :data:`CANARY_TARGET` × the week before's (and add
-  at least :data:`CANARY_SHARE` of the last hour's, where the namespace already spends more) — and
-  runs the clock for :data:`CANARY_S`: the team's CPUSpend and MemorySpend must fire on it. A rule
+  at least :data:`CANARY_SHARE` of the last hour's, where the namespace already spends more), and a
+  volume claim nothing mounts doing the same to its storage spend — and runs the clock for
+  :data:`CANARY_S`: the team's CPUSpend, MemorySpend and StorageSpend must fire on it. A rule
   deleted, renamed or neutered (a threshold above about 1.5 × last week's, a ``for`` of a day)
   fails here; the reference threshold is 1.2 ×. Sizing it on last week's spend, not only the last
   hour's, keeps an end state cheaper than last week from hiding the canary.
@@ -18,16 +19,18 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from ...paths import scenarios_dir
 
 RULE_NAME = "opencost-cost-alerts"
-COST_ALERTS = ("CPUSpend", "MemorySpend")
+COST_ALERTS = ("CPUSpend", "MemorySpend", "StorageSpend")
 CANARY_NAME = "itbench-cost-canary"
 CANARY_REPLICAS = 2
 CANARY_TARGET = 1.8
@@ -80,6 +83,58 @@ def canary_size(
     return max(100, round(cores * 1000 / CANARY_REPLICAS)), max(128, round(gib * 1024 / CANARY_REPLICAS))
 
 
+def storage_canary_size(last: float, week: float, rate_gib_h: float) -> int:
+    """GiB of the canary's volume, from the namespace's hourly storage spend over the last hour and
+    the week before it (as :func:`canary_size`); at least 1 GiB."""
+    spend = max(CANARY_TARGET * week - last, CANARY_SHARE * last)
+    return max(1, math.ceil(spend / rate_gib_h)) if rate_gib_h > 0 else 1
+
+
+def namespace_storage_cost(model: Any, namespace: str, start: float, end: float) -> float:
+    """$ per hour the namespace's claims' volumes cost over ``[start, end)``, mounted or not (what
+    StorageSpend charges it: each volume's capacity at its price while bound to the namespace)."""
+    edges = np.asarray([start, end])
+    hours = max(end - start, 1e-9) / 3600.0
+    total = 0.0
+    for d in model.disks():
+        if d.claim_namespace == namespace:
+            total += (
+                float(d.seconds(edges, model.now())[0]) / 3600.0 * d.size_bytes / 2**30 * d.hourly_per_gib
+            )
+    return total / hours
+
+
+def canary_volume(namespace: str, gib: int) -> list[dict[str, Any]]:
+    """The canary's storage waste: a claim bound to a volume of ``gib``, mounted by nothing."""
+    volume = f"pvc-{CANARY_NAME}"
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": volume},
+            "spec": {
+                "capacity": {"storage": f"{gib}Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Delete",
+                "storageClassName": "standard",
+                "claimRef": {"namespace": namespace, "name": CANARY_NAME},
+                "hostPath": {"path": f"/var/local-path-provisioner/{volume}"},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": CANARY_NAME, "namespace": namespace, "labels": {"app": CANARY_NAME}},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "standard",
+                "volumeName": volume,
+                "resources": {"requests": {"storage": f"{gib}Gi"}},
+            },
+        },
+    ]
+
+
 def canary(namespace: str, millicores: int, mib: int) -> dict[str, Any]:
     """The Deployment of the known waste: idle pods with large requests."""
     labels = {"app": CANARY_NAME}
@@ -114,12 +169,13 @@ class CanaryResult:
     detail: str
 
 
-def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int) -> CanaryResult:
+def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int, gib: int) -> CanaryResult:
     """Add the canary, run the clock, and tell whether the team's cost alerts caught it."""
     from ...scenario.kubeapi import KubeApiError
 
     try:
-        api.create(canary(namespace, millicores, mib))
+        for obj in [canary(namespace, millicores, mib), *canary_volume(namespace, gib)]:
+            api.create(obj)
     except KubeApiError as e:
         return CanaryResult(False, f"the canary could not be created: {e}")
     twin.advance(CANARY_S)
@@ -132,8 +188,8 @@ def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int) -
     if missing:
         return CanaryResult(
             False,
-            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi, bringing "
-            f"the namespace's spend to {CANARY_TARGET} × last week's) ran "
+            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi and an unmounted "
+            f"{gib}Gi volume, bringing the namespace's spend to {CANARY_TARGET} × last week's) ran "
             f"{CANARY_S / 60:.0f} min and the namespace's cost alerts did not fire: {', '.join(missing)}",
         )
     return CanaryResult(True, f"the cost alerts caught a known waste: {', '.join(COST_ALERTS)}")

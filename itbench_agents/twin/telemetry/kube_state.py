@@ -464,16 +464,53 @@ def endpoints_samples(o: Obj) -> Iterator[Sample]:
 
 
 PVC_META = {
-    "kube_persistentvolumeclaim_status_phase": _g("The phase the persistent volume claim is currently in.")
+    "kube_persistentvolumeclaim_info": _g("Information about persistent volume claim."),
+    "kube_persistentvolumeclaim_resource_requests_storage_bytes": _g(
+        "The capacity of storage requested by the persistent volume claim."
+    ),
+    "kube_persistentvolumeclaim_status_phase": _g("The phase the persistent volume claim is currently in."),
 }
 
 
 def pvc_samples(o: Obj) -> Iterator[Sample]:
-    m, st = _meta(o), o.get("status") or {}
+    m, spec, st = _meta(o), o.get("spec") or {}, o.get("status") or {}
     base = {"namespace": m.get("namespace", ""), "persistentvolumeclaim": m.get("name", "")}
+    info = {"storageclass": spec.get("storageClassName") or "", "volumename": spec.get("volumeName") or ""}
+    yield "kube_persistentvolumeclaim_info", {**base, **info}, 1.0
+    wanted = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    if wanted is not None:
+        yield "kube_persistentvolumeclaim_resource_requests_storage_bytes", base, parse_quantity(wanted)
     phase = st.get("phase") or "Pending"
     for p in ("Lost", "Bound", "Pending"):
         yield "kube_persistentvolumeclaim_status_phase", {**base, "phase": p}, float(p == phase)
+
+
+PV_META = {
+    "kube_persistentvolume_info": _g("Information about persistentvolume."),
+    "kube_persistentvolume_capacity_bytes": _g("Persistentvolume capacity in bytes."),
+    "kube_persistentvolume_claim_ref": _g("Information about the Persistent Volume Claim Reference."),
+    "kube_persistentvolume_status_phase": _g(
+        "The phase indicates if a volume is available, bound to a claim, or released by a claim."
+    ),
+}
+
+
+def pv_samples(o: Obj) -> Iterator[Sample]:
+    m, spec, st = _meta(o), o.get("spec") or {}, o.get("status") or {}
+    base = {"persistentvolume": m.get("name", "")}
+    yield "kube_persistentvolume_info", {**base, "storageclass": spec.get("storageClassName") or ""}, 1.0
+    yield (
+        "kube_persistentvolume_capacity_bytes",
+        base,
+        parse_quantity((spec.get("capacity") or {}).get("storage", 0)),
+    )
+    ref = spec.get("claimRef") or {}
+    if ref.get("name"):
+        claim = {"claim_namespace": ref.get("namespace") or "", "name": ref["name"]}
+        yield "kube_persistentvolume_claim_ref", {**base, **claim}, 1.0
+    phase = st.get("phase") or "Pending"
+    for p in ("Pending", "Available", "Bound", "Released", "Failed"):
+        yield "kube_persistentvolume_status_phase", {**base, "phase": p}, float(p == phase)
 
 
 NS_META = {"kube_namespace_status_phase": _g("kubernetes namespace status phase.")}
@@ -498,6 +535,7 @@ def kube_state_families(ctx: TelemetryContext) -> list[ObjectFamily]:
         (GroupResource("", "services"), service_samples, SVC_META),
         (GroupResource("", "endpoints"), endpoints_samples, EP_META),
         (GroupResource("", "persistentvolumeclaims"), pvc_samples, PVC_META),
+        (GroupResource("", "persistentvolumes"), pv_samples, PV_META),
         (GroupResource("", "namespaces"), namespace_samples, NS_META),
     ]
     return [ObjectFamily(ctx, gr, fn, meta, KSM) for gr, fn, meta in specs]  # type: ignore[arg-type]
