@@ -525,12 +525,12 @@ def compare_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from ..report.build import load_runs
+    from ..report.build import load_records
     from ..report.compare import CompareError, compare
     from .runfolder import RunFolderError
 
     try:
-        result = compare(load_runs([run_a]), load_runs([run_b]), agent_a, agent_b)
+        result = compare(load_records([run_a]), load_records([run_b]), agent_a, agent_b)
     except (RunFolderError, CompareError) as e:
         raise _fail(str(e)) from None
     if as_json:

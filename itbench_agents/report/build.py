@@ -266,7 +266,7 @@ def _read_run(run_dir: str | Path) -> list[EpisodeRecord]:
     return read_episodes(run_dir)
 
 
-def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
+def load_records(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
     return [r for d in run_dirs for r in _read_run(d)]
 
 

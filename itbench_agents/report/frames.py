@@ -1,0 +1,228 @@
+"""Run folders as pandas DataFrames: the way into results for notebooks and ad-hoc analysis.
+
+    from itbench_agents.report import load_runs
+
+    frames = load_runs(["runs/baseline", "runs/new-prompt"])
+    frames.episodes.groupby("agent")["mitigation_passed"].mean()
+
+:func:`load_runs` reads only what ``itbench run`` wrote (``run.json`` and the harness's signed
+records in ``episodes.jsonl``; a foreign or torn line is left out as ``itbench report`` leaves it
+out) and returns three tables:
+
+``runs``
+    One row per run folder: ``run_id``, ``run_dir``, ``created_at``, ``git_revision``, ``trials``,
+    ``base_seed``, ``churn``, ``episodes_planned``, ``episodes`` (records read).
+``episodes``
+    One row per episode: identity (``run_id``, ``episode_id``, ``scenario_id``, ``persona``,
+    ``agent`` — the display label —, ``agent_name``, ``model``, ``trial``, ``seed``, ``masked``),
+    the scenario's ``category``, ``complexity``, ``bucket``, ``control``; the outcome
+    (``termination``, ``error``, ``scored``, ``diagnosis_correct``, ``mitigation_passed`` — booleans,
+    ``<NA>`` where the persona has none —, the diagnosis metrics ``diagnosis_precision``,
+    ``diagnosis_recall``, ``diagnosis_f1``, ``ntam_fl``, ``ntam_fpc``, ``chain_f1``); time
+    (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``mttd_twin_s``, ``mttr_twin_s``,
+    ``mttd_wall_s``, ``mttr_wall_s``, ``alerts_fired_twin_s`` — NaN where it never happened, the
+    records' ∞ —, ``started_at``, ``finished_at`` as UTC timestamps); cost (``steps``,
+    ``input_tokens``, ``output_tokens``, ``cost_usd``, ``model_calls``, ``tool_calls``).
+``scores``
+    One row per episode and named score, long form: ``run_id``, ``episode_id``, ``scenario_id``,
+    ``persona``, ``agent``, ``trial``, ``score``, ``value``. Every persona's named scores (CISO's
+    ``detected``..., FinOps' proximity metrics, anomaly F1...), and for SRE-style episodes
+    ``diagnosis`` and ``mitigation`` as 0/1, so that one ``pivot_table`` covers every persona.
+
+Nothing is aggregated here: ``itbench report`` and ``itbench compare`` do their statistics on the
+same records, and a notebook does its own on these tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..harness.records import EpisodeRecord
+from ..harness.runfolder import read_episodes, read_manifest
+
+EPISODE_COLUMNS = (
+    "run_id",
+    "episode_id",
+    "scenario_id",
+    "persona",
+    "agent",
+    "agent_name",
+    "model",
+    "trial",
+    "seed",
+    "masked",
+    "category",
+    "complexity",
+    "bucket",
+    "control",
+    "termination",
+    "error",
+    "scored",
+    "diagnosis_correct",
+    "mitigation_passed",
+    "diagnosis_precision",
+    "diagnosis_recall",
+    "diagnosis_f1",
+    "ntam_fl",
+    "ntam_fpc",
+    "chain_f1",
+    "wall_s",
+    "agent_wall_s",
+    "harness_overhead_s",
+    "mttd_twin_s",
+    "mttr_twin_s",
+    "mttd_wall_s",
+    "mttr_wall_s",
+    "alerts_fired_twin_s",
+    "started_at",
+    "finished_at",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "model_calls",
+    "tool_calls",
+)
+SCORE_COLUMNS = ("run_id", "episode_id", "scenario_id", "persona", "agent", "trial", "score", "value")
+RUN_COLUMNS = (
+    "run_id",
+    "run_dir",
+    "created_at",
+    "git_revision",
+    "trials",
+    "base_seed",
+    "churn",
+    "episodes_planned",
+    "episodes",
+)
+
+
+@dataclass(frozen=True)
+class RunFrames:
+    """The tables of one or more run folders (module docstring: their columns)."""
+
+    runs: pd.DataFrame
+    episodes: pd.DataFrame
+    scores: pd.DataFrame
+
+
+def _finite(x: float | None) -> float:
+    return float("nan") if x is None or math.isinf(x) else float(x)
+
+
+def episode_row(r: EpisodeRecord, agents: dict[str, tuple[str, str | None]]) -> dict[str, Any]:
+    """One episode as a row of :attr:`RunFrames.episodes`; ``agents`` maps a display label to the
+    agent's registry name and model, from the run's manifest."""
+    name, model = agents.get(r.agent, (r.agent, None))
+    d, m, t, u = r.diagnosis, r.mitigation, r.timing, r.usage
+    return {
+        "run_id": r.run_id,
+        "episode_id": r.episode_id,
+        "scenario_id": r.scenario_id,
+        "persona": r.persona,
+        "agent": r.agent,
+        "agent_name": name,
+        "model": model,
+        "trial": r.trial,
+        "seed": r.seed,
+        "masked": ",".join(r.masked),
+        "category": r.category,
+        "complexity": r.complexity,
+        "bucket": r.bucket,
+        "control": r.control,
+        "termination": r.termination,
+        "error": r.error,
+        "scored": r.scored,
+        "diagnosis_correct": None if d is None else d.correct,
+        "mitigation_passed": None if m is None or not m.applicable else m.passed,
+        "diagnosis_precision": None if d is None else d.precision,
+        "diagnosis_recall": None if d is None else d.recall,
+        "diagnosis_f1": None if d is None else d.f1,
+        "ntam_fl": None if d is None else d.ntam_fl,
+        "ntam_fpc": None if d is None else d.ntam_fpc,
+        "chain_f1": None if d is None else d.chain_f1,
+        "wall_s": r.wall_s,
+        "agent_wall_s": t.agent_wall_s,
+        "harness_overhead_s": t.harness_overhead_s,
+        "mttd_twin_s": _finite(t.mttd_twin_s),
+        "mttr_twin_s": _finite(t.mttr_twin_s),
+        "mttd_wall_s": _finite(t.mttd_wall_s),
+        "mttr_wall_s": _finite(t.mttr_wall_s),
+        "alerts_fired_twin_s": _finite(t.alerts_fired_twin_s),
+        "started_at": r.started_at,
+        "finished_at": r.finished_at,
+        "steps": r.steps,
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cost_usd": u.cost_usd,
+        "model_calls": u.model_calls,
+        "tool_calls": u.tool_calls,
+    }
+
+
+def score_rows(r: EpisodeRecord) -> list[dict[str, Any]]:
+    """An episode's named scores as rows of :attr:`RunFrames.scores`."""
+    base = {
+        "run_id": r.run_id,
+        "episode_id": r.episode_id,
+        "scenario_id": r.scenario_id,
+        "persona": r.persona,
+        "agent": r.agent,
+        "trial": r.trial,
+    }
+    named: dict[str, float] = {}
+    if r.diagnosis is not None:
+        named["diagnosis"] = float(r.diagnosis.correct)
+    if r.mitigation is not None and r.mitigation.applicable:
+        named["mitigation"] = float(r.mitigation.passed)
+    named.update({k: float(s.value) for k, s in r.scores.items()})
+    return [{**base, "score": k, "value": v} for k, v in named.items()]
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def load_runs(paths: Sequence[str | Path] | str | Path) -> RunFrames:
+    """The :class:`RunFrames` of the run folders ``paths`` (one path or several); a folder that is
+    not a run folder raises ``RunFolderError`` naming it."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    runs: list[dict[str, Any]] = []
+    episodes: list[dict[str, Any]] = []
+    scores: list[dict[str, Any]] = []
+    for p in paths:
+        manifest = read_manifest(p)
+        records = read_episodes(p)
+        agents = {a.display: (a.name, a.model) for a in manifest.config.agents}
+        cfg = manifest.config
+        runs.append(
+            {
+                "run_id": manifest.run_id,
+                "run_dir": str(Path(p)),
+                "created_at": manifest.created_at,
+                "git_revision": manifest.git_revision,
+                "trials": cfg.trials,
+                "base_seed": cfg.base_seed,
+                "churn": cfg.churn,
+                "episodes_planned": manifest.episodes_planned,
+                "episodes": len(records),
+            }
+        )
+        for r in records:
+            episodes.append(episode_row(r, agents))
+            scores.extend(score_rows(r))
+    ep = _frame(episodes, EPISODE_COLUMNS)
+    for col in ("diagnosis_correct", "mitigation_passed"):
+        ep[col] = ep[col].astype("boolean")
+    for col in ("started_at", "finished_at"):
+        ep[col] = pd.to_datetime(ep[col], utc=True)
+    rn = _frame(runs, RUN_COLUMNS)
+    rn["created_at"] = pd.to_datetime(rn["created_at"], utc=True)
+    return RunFrames(runs=rn, episodes=ep, scores=_frame(scores, SCORE_COLUMNS))

@@ -1,0 +1,100 @@
+"""``itbench_agents.report.load_runs``: run folders as DataFrames (runs, episodes, scores), read
+through the same signed records ``itbench report`` reads."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from episode_records import episode
+
+from itbench_agents.harness.batch import start_run
+from itbench_agents.harness.records import AgentSpec, RunConfig, Timing
+from itbench_agents.harness.runfolder import EpisodeLog, RunFolderError
+from itbench_agents.report import RunFrames, load_runs
+from itbench_agents.report.frames import EPISODE_COLUMNS, SCORE_COLUMNS
+from itbench_agents.scenario.registry import ScenarioRegistry
+
+SRE = "sre/ad-failure-flag-v1"
+CONTROL = "sre/control-otel-demo-healthy-v1"
+FINOPS = "finops/ad-idle-replicas-v1"
+
+
+def make_run(d: Path, run_id: str) -> Path:
+    cfg = RunConfig(
+        scenarios=[SRE, CONTROL, FINOPS],
+        agents=[AgentSpec(name="noop"), AgentSpec(name="sre-react", model="openai/gpt-4o", label="react")],
+    )
+    start_run(d, cfg, ScenarioRegistry.default(), run_id=run_id)
+    log = EpisodeLog(d)
+    solved = episode(SRE, "react", True, True)
+    solved.timing = Timing(mttd_twin_s=120.0, mttr_twin_s=600.0, agent_wall_s=3.0)
+    for rec in (
+        solved,
+        episode(SRE, "noop", False, False),  # never mitigated: MTTR stays the record's ∞
+        episode(CONTROL, "react", True, None),  # a no-fault control: nothing to mitigate
+        episode(FINOPS, "react", True, True, scores={"proximity_cpu_cost": 0.9, "proximity_ram_cost": 0.8}),
+        episode(FINOPS, "noop", False, False, termination="harness_error"),
+    ):
+        rec.run_id = run_id
+        rec.persona = rec.scenario_id.split("/")[0]  # type: ignore[assignment]
+        log.append(rec)
+    log.close()
+    with (d / "episodes.jsonl").open("a") as fh:  # a line the harness did not sign
+        fh.write(episode(SRE, "intruder", True, True).model_dump_json() + "\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory: pytest.TempPathFactory) -> RunFrames:
+    base = tmp_path_factory.mktemp("frames")
+    return load_runs([make_run(base / "a", "run-a"), make_run(base / "b", "run-b")])
+
+
+def test_one_row_per_episode_with_every_documented_column(frames: RunFrames) -> None:
+    ep = frames.episodes
+    assert tuple(ep.columns) == EPISODE_COLUMNS
+    assert len(ep) == 10 and "intruder" not in set(ep["agent"])  # the unsigned line is left out
+    assert set(ep["run_id"]) == {"run-a", "run-b"}
+    react = ep[(ep["agent"] == "react") & (ep["run_id"] == "run-a")]
+    assert set(react["agent_name"]) == {"sre-react"} and set(react["model"]) == {"openai/gpt-4o"}
+    noop = ep[ep["agent"] == "noop"]
+    assert set(noop["agent_name"]) == {"noop"} and noop["model"].isna().all()
+
+
+def test_outcomes_are_booleans_with_na_where_there_is_nothing_to_score(frames: RunFrames) -> None:
+    ep = frames.episodes.set_index(["run_id", "scenario_id", "agent"])
+    assert str(ep["mitigation_passed"].dtype) == "boolean"
+    assert ep.loc[("run-a", SRE, "react"), "mitigation_passed"] == True  # noqa: E712 (numpy bool)
+    assert ep.loc[("run-a", SRE, "noop"), "mitigation_passed"] == False  # noqa: E712
+    assert pd.isna(ep.loc[("run-a", CONTROL, "react"), "mitigation_passed"])
+    assert not ep.loc[("run-a", FINOPS, "noop"), "scored"]
+    assert ep.loc[("run-a", FINOPS, "noop"), "termination"] == "harness_error"
+    # the records' ∞ (never happened) is NaN, so that means and percentiles stay finite
+    assert ep.loc[("run-a", SRE, "react"), "mttr_twin_s"] == 600.0
+    assert math.isnan(ep.loc[("run-a", SRE, "noop"), "mttr_twin_s"])
+    assert ep.groupby("agent")["mitigation_passed"].mean().to_dict() == {"noop": 0.0, "react": 1.0}
+
+
+def test_scores_are_long_so_one_pivot_covers_every_persona(frames: RunFrames) -> None:
+    sc = frames.scores
+    assert tuple(sc.columns) == SCORE_COLUMNS
+    table = sc[sc["run_id"] == "run-a"].pivot_table(
+        index="score", columns="agent", values="value", aggfunc="mean"
+    )
+    assert table.loc["proximity_cpu_cost", "react"] == pytest.approx(0.9)
+    assert table.loc["mitigation", "react"] == 1.0  # the control has no mitigation row
+    assert table.loc["diagnosis", "noop"] == 0.0
+    assert len(sc[(sc["run_id"] == "run-a") & (sc["scenario_id"] == CONTROL)]) == 1  # diagnosis only
+
+
+def test_runs_table_and_errors(frames: RunFrames, tmp_path: Path) -> None:
+    runs = frames.runs.set_index("run_id")
+    assert runs.loc["run-a", "episodes"] == 5 and runs.loc["run-a", "episodes_planned"] == 6
+    assert str(runs["created_at"].dtype).startswith("datetime64")
+    one = load_runs(runs.loc["run-b", "run_dir"])  # one path, not a list
+    assert len(one.episodes) == 5
+    with pytest.raises(RunFolderError, match="not a run folder"):
+        load_runs([tmp_path])
