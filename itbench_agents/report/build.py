@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summarize
 from ..harness.records import EpisodeRecord
@@ -42,29 +43,81 @@ def _group_rows(groups: Sequence[GroupResult]) -> list[list[str]]:
 GROUP_HEADER = ["agent", "group", "scenarios", "diagnosis %", "FL NTAM", "mitigation %", "MTTD s", "MTTR s"]
 
 
-def pass_at_k_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+def pass_at_k_curves(
+    summary: Summary,
+) -> tuple[list[int], dict[tuple[str, str], dict[str, list[float | None]]]]:
     """Diagnosis and mitigation pass@k for k = 1..(fewest trials of a scenario), per agent and
-    condition: the macro average over scenarios of the unbiased estimator (Chen et al.). Empty
-    when every scenario ran once (pass@1 is then the table above)."""
+    condition: the macro average over scenarios of the unbiased estimator (Chen et al.), None where
+    no scenario has it. No k when every scenario ran once (pass@1 is then Table 4)."""
     cells: dict[tuple[str, str], list[ScenarioResult]] = {}
     for s in summary.scenarios:
         if s.trials > 0:
             cells.setdefault((s.agent, s.condition), []).append(s)
     kmax = min((s.trials for ss in cells.values() for s in ss), default=0)
     if kmax < 2:
-        return [], []
+        return [], {}
     ks = list(range(1, kmax + 1))
+    curves: dict[tuple[str, str], dict[str, list[float | None]]] = {}
+    for key, ss in sorted(cells.items()):
+        curves[key] = {}
+        for metric, field in (("diagnosis", "pass_at_k"), ("mitigation", "mitigation_pass_at_k")):
+            means: list[float | None] = []
+            for k in ks:
+                vals = [getattr(s, field)[k] for s in ss if k in getattr(s, field)]
+                means.append(sum(vals) / len(vals) if vals else None)
+            curves[key][metric] = means
+    return ks, curves
+
+
+def pass_at_k_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """:func:`pass_at_k_curves` as a table (percentages); empty when every scenario ran once."""
+    ks, curves = pass_at_k_curves(summary)
+    if not ks:
+        return [], []
     header = ["agent", "condition", *(f"diagnosis pass@{k} %" for k in ks)]
     header += [f"mitigation pass@{k} %" for k in ks]
     rows = []
-    for (agent, cond), ss in sorted(cells.items()):
+    for (agent, cond), c in curves.items():
         row = [agent, cond]
-        for field in ("pass_at_k", "mitigation_pass_at_k"):
-            for k in ks:
-                vals = [getattr(s, field)[k] for s in ss if k in getattr(s, field)]
-                row.append(f"{100 * sum(vals) / len(vals):.1f}" if vals else "—")
+        for metric in ("diagnosis", "mitigation"):
+            row += ["—" if v is None else f"{100 * v:.1f}" for v in c[metric]]
         rows.append(row)
     return header, rows
+
+
+def _stat_mean(s: Any) -> float | None:
+    return None if s is None or math.isnan(s.mean) else float(s.mean)
+
+
+def figures_html(summary: Summary, records: list[EpisodeRecord]) -> dict[str, str]:
+    """The report's inline SVG figures by section (``figures.py``): ``passk``, ``category``,
+    ``latency`` (absent where there is nothing to draw)."""
+    from .figures import pass_at_k_svg, percentile_svg, percentiles, rate_bars_svg
+
+    out: dict[str, str] = {}
+    ks, curves = pass_at_k_curves(summary)
+    several = len({cond for _, cond in curves}) > 1
+    if ks:
+        labelled = {(a + (f" / {c}" if several else "")): v for (a, c), v in curves.items()}
+        out["passk"] = pass_at_k_svg(labelled, ks)  # type: ignore[arg-type]
+    if summary.by_category:
+        out["category"] = rate_bars_svg(
+            "fault category",
+            {
+                (g.group, g.agent): (_stat_mean(g.diagnosis), _stat_mean(g.mitigation))
+                for g in summary.by_category
+            },
+        )
+    panels = [("agent wall time, s", percentiles(records, lambda r: r.timing.agent_wall_s))]
+    if any(r.usage.input_tokens + r.usage.output_tokens for r in records):
+        panels.append(
+            ("tokens", percentiles(records, lambda r: r.usage.input_tokens + r.usage.output_tokens))
+        )
+    if any(r.usage.cost_usd for r in records):
+        panels.append(("model cost, $", percentiles(records, lambda r: r.usage.cost_usd)))
+    if panels[0][1]:
+        out["latency"] = percentile_svg(panels)
+    return out
 
 
 FAULTS_ONLY = "Faults only (no-fault controls left out: the paper's denominator)"
@@ -143,6 +196,7 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
 
 
 CSS = """
+.figure svg{max-width:100%;height:auto}
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1400px}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
@@ -191,9 +245,16 @@ def render_html(
         "<h2>Times (wall and twin seconds)</h2>"
         + _table_html(TIMES_HEADER, [times_row(g) for g in summary.overall])
     )
+    figures = figures_html(summary, records)
+    if "latency" in figures:
+        out.append(
+            "<h2 id='latency'>Latency and cost per agent</h2><p class='muted'>P50 (bar) and P95 (tick) over the "
+            "episodes that ran.</p><div class='figure'>" + figures["latency"] + "</div>"
+        )
     pk_header, pk_rows = pass_at_k_rows(summary)
     if pk_rows:
         out.append("<h2 id='passk'>pass@k</h2>" + _table_html(pk_header, pk_rows))
+        out.append("<div class='figure'>" + figures["passk"] + "</div>")
     out.append("<h2>By traces condition</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_condition)))
     out.append("<h2 id='complexity'>By complexity bucket</h2>")
     rows = []
@@ -214,7 +275,12 @@ def render_html(
         + "".join(rows)
         + "</tbody></table>"
     )
-    out.append("<h2>By fault category</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_category)))
+    out.append(
+        "<h2 id='category'>By fault category</h2>"
+        + _table_html(GROUP_HEADER, _group_rows(summary.by_category))
+    )
+    if "category" in figures:
+        out.append("<div class='figure'>" + figures["category"] + "</div>")
     # heat map: scenarios × agents (diagnosis | mitigation)
     several_conditions = len({x.condition for x in summary.scenarios}) > 1
     cells: dict[tuple[str, str], tuple[float | None, float | None]] = {}

@@ -65,6 +65,14 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
     assert next(line for line in faults.splitlines() if line.startswith("| noop |")).startswith(
         "| noop | 0.00 ±"
     )
+    # the figures (issue 17): inline SVG — latency and cost, pass@k curves, pass@1 by category —
+    # static (no script, no URL: checked above) and the same bytes when written again
+    assert page.count("<svg") == 3 and "<h2 id='latency'>" in page
+    passk = page.split("<h2 id='passk'>", 1)[1].split("<h2", 1)[0]
+    assert passk.count("<svg") == 1 and ">good</text>" in passk and ">mitigation pass@k</text>" in passk
+    assert "<svg" in page.split("<h2 id='category'>", 1)[1].split("<h2", 1)[0]
+    _, again = write_reports([run_dir])
+    assert again.read_text() == page
     links = [p for p in page.split("href='")[1:]]
     assert links and all((run_dir / link.split("'")[0]).exists() for link in links)
     traj = (run_dir / links[0].split("'")[0]).read_text()

@@ -1,0 +1,152 @@
+"""The report's figures as inline SVG (matplotlib's object API, no pyplot state, no display): static
+markup in the self-contained HTML, no scripts, and the same bytes for the same run (no date in the
+metadata, ids hashed from a fixed salt).
+
+- :func:`pass_at_k_svg`: diagnosis and mitigation pass@k curves per agent (from the unbiased
+  estimator the pass@k table shows), when a scenario ran at least twice;
+- :func:`rate_bars_svg`: diagnosis and mitigation pass@1 per group (complexity bucket, fault
+  category) and agent, grouped bars;
+- :func:`percentile_svg`: P50 and P95 per agent of an episode quantity (the agent's wall time,
+  its model cost, its tokens), over the episodes that ran.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..harness.records import EpisodeRecord
+
+COLORS = ("#3465a4", "#cc0000", "#4e9a06", "#c4a000", "#75507b", "#ce5c00", "#06989a", "#555753")
+WIDTH_IN = 7.0
+
+
+def _svg(fig: Any) -> str:
+    """``fig`` as an SVG element (the XML prolog and DOCTYPE dropped: it goes inline)."""
+    from matplotlib import rcParams
+
+    buf = io.StringIO()
+    with _rc(rcParams, {"svg.hashsalt": "itbench-agents", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    # inline in HTML the parser gives <svg> (and xlink:href) their namespaces; the RDF metadata
+    # names only vocabularies: without them the page holds no URL at all
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    return re.sub(r' xmlns(:xlink)?="[^"]*"', "", text)
+
+
+class _rc:
+    """Set matplotlib rcParams for a block, then put them back (no global state left changed)."""
+
+    def __init__(self, params: Any, values: dict[str, Any]) -> None:
+        self.params, self.values = params, values
+        self.saved: dict[str, Any] = {}
+
+    def __enter__(self) -> None:
+        self.saved = {k: self.params[k] for k in self.values}
+        self.params.update(self.values)
+
+    def __exit__(self, *exc: object) -> None:
+        self.params.update(self.saved)
+
+
+def _figure(height_in: float, ncols: int = 1) -> tuple[Any, Any]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, height_in))
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    for ax in axes:
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+    return fig, axes
+
+
+def pass_at_k_svg(curves: dict[str, dict[str, list[float]]], ks: Sequence[int]) -> str:
+    """``curves``: per agent (and condition) label, ``{"diagnosis": [...], "mitigation": [...]}``
+    as fractions for each k of ``ks``."""
+    fig, (ax_d, ax_m) = _figure(2.8, ncols=2)
+    for i, (label, c) in enumerate(sorted(curves.items())):
+        color = COLORS[i % len(COLORS)]
+        for ax, metric in ((ax_d, "diagnosis"), (ax_m, "mitigation")):
+            ys = [100 * v if v is not None and not math.isnan(v) else np.nan for v in c[metric]]
+            ax.plot(list(ks), ys, marker="o", color=color, label=label)
+    for ax, title in ((ax_d, "diagnosis pass@k"), (ax_m, "mitigation pass@k")):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("k (trials)")
+        ax.set_xticks(list(ks))
+        ax.set_ylim(0, 100)
+    ax_d.set_ylabel("% of scenarios")
+    ax_m.legend(fontsize=8, frameon=False, loc="lower right")
+    return _svg(fig)
+
+
+def rate_bars_svg(title: str, rates: dict[tuple[str, str], tuple[float | None, float | None]]) -> str:
+    """``rates``: per (group, agent), (diagnosis, mitigation) pass@1 as fractions (None: nothing to
+    score, e.g. the mitigation of a no-fault control)."""
+    groups = sorted({g for g, _ in rates})
+    agents = sorted({a for _, a in rates})
+    fig, (ax_d, ax_m) = _figure(0.9 + 0.35 * len(groups) * max(1, len(agents)) / 2, ncols=2)
+    y = np.arange(len(groups))
+    h = 0.8 / max(1, len(agents))
+    for i, agent in enumerate(agents):
+        color = COLORS[i % len(COLORS)]
+        for ax, j in ((ax_d, 0), (ax_m, 1)):
+            vals = [rates.get((g, agent), (None, None))[j] for g in groups]
+            xs = [100 * v if v is not None and not math.isnan(v) else 0.0 for v in vals]
+            ax.barh(y + i * h, xs, height=h, color=color, label=agent)
+    for ax, metric in ((ax_d, "diagnosis"), (ax_m, "mitigation")):
+        ax.set_title(f"{metric} pass@1 by {title}", fontsize=10)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("%")
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.grid(axis="y", visible=False)
+    ax_d.set_yticks(y + h * (len(agents) - 1) / 2, groups, fontsize=8)
+    ax_m.set_yticks(y + h * (len(agents) - 1) / 2, [""] * len(groups))
+    ax_d.invert_yaxis()
+    ax_m.invert_yaxis()
+    ax_m.legend(fontsize=8, frameon=False, loc="lower right")
+    return _svg(fig)
+
+
+def percentiles(
+    records: Sequence[EpisodeRecord], value: Callable[[EpisodeRecord], float]
+) -> dict[str, tuple[float, float, int]]:
+    """Per agent, (P50, P95, n) of ``value`` over the episodes that ran (scored terminations)."""
+    by: dict[str, list[float]] = {}
+    for r in records:
+        if r.scored:
+            v = value(r)
+            if not math.isnan(v) and not math.isinf(v):
+                by.setdefault(r.agent, []).append(v)
+    return {a: (float(np.percentile(vs, 50)), float(np.percentile(vs, 95)), len(vs)) for a, vs in by.items()}
+
+
+def percentile_svg(panels: Sequence[tuple[str, dict[str, tuple[float, float, int]]]]) -> str:
+    """One panel per quantity (title, per agent (P50, P95, n)): a bar to P50, a tick at P95."""
+    agents = sorted({a for _, per_agent in panels for a in per_agent})
+    fig, axes = _figure(1.0 + 0.3 * len(agents), ncols=len(panels))
+    y = np.arange(len(agents))
+    for i, (ax, (title, per_agent)) in enumerate(zip(axes, panels, strict=True)):
+        p50 = [per_agent.get(a, (np.nan, np.nan, 0))[0] for a in agents]
+        p95 = [per_agent.get(a, (np.nan, np.nan, 0))[1] for a in agents]
+        ax.barh(y, p50, height=0.6, color=COLORS[0], label="P50")
+        ax.scatter(p95, y, marker="|", s=200, color=COLORS[1], label="P95", zorder=3)
+        names = (
+            [f"{a} (n={per_agent.get(a, (0, 0, 0))[2]})" for a in agents] if i == 0 else [""] * len(agents)
+        )
+        ax.set_yticks(y, names, fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.locator_params(axis="x", nbins=4)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.grid(axis="y", visible=False)
+    axes[-1].legend(fontsize=8, frameon=False, loc="lower right")
+    return _svg(fig)
