@@ -226,3 +226,70 @@ def load_runs(paths: Sequence[str | Path] | str | Path) -> RunFrames:
     rn = _frame(runs, RUN_COLUMNS)
     rn["created_at"] = pd.to_datetime(rn["created_at"], utc=True)
     return RunFrames(runs=rn, episodes=ep, scores=_frame(scores, SCORE_COLUMNS))
+
+
+TABLE4_METRICS = ("diagnosis_pass1_pct", "ntam_fl", "ntam_fpc", "mttd_s", "mitigation_pass1_pct", "mttr_s")
+"""Table 4's columns (the paper's order), each with a ``_se`` standard error beside it in :func:`table4`."""
+
+
+def _se(xs: pd.Series) -> float:
+    """Standard error of the mean (ddof 1); NaN under two values, as ``itbench report``'s."""
+    xs = xs.dropna()
+    return float(xs.std(ddof=1) / math.sqrt(len(xs))) if len(xs) >= 2 else float("nan")
+
+
+def _times(xs: pd.Series) -> tuple[float, float]:
+    """Mean and standard error over the episodes where it happened; ∞ when it never did."""
+    vals = xs.dropna()
+    return (float(vals.mean()), _se(vals)) if len(vals) else (math.inf, float("nan"))
+
+
+def table4(episodes: pd.DataFrame, *, faults_only: bool = True) -> pd.DataFrame:
+    """The paper's Table 4 from :attr:`RunFrames.episodes`, computed as ``itbench report`` computes
+    it: SRE episodes that ran (harness errors and the like are ``bad_runs``); per agent and traces
+    condition, diagnosis and mitigation pass@1 (%) and NTAM the macro average over scenarios of each
+    scenario's mean over trials (a missing diagnosis counts 0; no-fault controls never enter
+    mitigation, and with ``faults_only`` not at all: the paper's denominator); MTTD and MTTR (wall
+    seconds) the mean over the episodes where they happened, ∞ where none did."""
+    ep = episodes[episodes["persona"] == "sre"].copy()
+    if faults_only:
+        ep = ep[~ep["control"].astype(bool)]
+    ep["condition"] = ep["masked"].map(
+        lambda m: "traces off" if "traces" in str(m).split(",") else "traces on"
+    )
+    rows = []
+    for (agent, cond), g in ep.groupby(["agent", "condition"], sort=True):
+        ran = g[g["scored"].astype(bool)]
+        diag = ran.assign(
+            d=ran["diagnosis_correct"].fillna(False).astype(float),
+            fl=ran["ntam_fl"].astype(float).fillna(0.0),
+            fpc=ran["ntam_fpc"].astype(float).fillna(0.0),
+        )
+        per = diag.groupby("scenario_id")[["d", "fl", "fpc"]].mean()
+        mit = ran[ran["mitigation_passed"].notna()]
+        per_mit = mit.assign(m=mit["mitigation_passed"].astype(float)).groupby("scenario_id")["m"].mean()
+        timed = ran[~ran["control"].astype(bool)]
+        mttd, mttd_se = _times(timed["mttd_wall_s"])
+        mttr, mttr_se = _times(timed["mttr_wall_s"])
+        rows.append(
+            {
+                "agent": agent,
+                "condition": cond,
+                "scenarios": int(g["scenario_id"].nunique()),
+                "episodes": len(ran),
+                "bad_runs": len(g) - len(ran),
+                "diagnosis_pass1_pct": 100 * per["d"].mean(),
+                "diagnosis_pass1_pct_se": 100 * _se(per["d"]),
+                "ntam_fl": per["fl"].mean(),
+                "ntam_fl_se": _se(per["fl"]),
+                "ntam_fpc": per["fpc"].mean(),
+                "ntam_fpc_se": _se(per["fpc"]),
+                "mttd_s": mttd,
+                "mttd_s_se": mttd_se,
+                "mitigation_pass1_pct": 100 * per_mit.mean() if len(per_mit) else float("nan"),
+                "mitigation_pass1_pct_se": 100 * _se(per_mit),
+                "mttr_s": mttr,
+                "mttr_s_se": mttr_se,
+            }
+        )
+    return pd.DataFrame(rows).set_index(["agent", "condition"]) if rows else pd.DataFrame()

@@ -98,3 +98,72 @@ def test_runs_table_and_errors(frames: RunFrames, tmp_path: Path) -> None:
     assert len(one.episodes) == 5
     with pytest.raises(RunFolderError, match="not a run folder"):
         load_runs([tmp_path])
+
+
+def mixed_run(d: Path) -> Path:
+    """Two agents, two fault scenarios and a control, three trials, outcomes mixed, some
+    episodes never mitigated, one harness error, one episode without traces."""
+    faults = [SRE, "sre/ad-scaled-to-zero-v1"]
+    cfg = RunConfig(
+        scenarios=[*faults, CONTROL], agents=[AgentSpec(name="noop"), AgentSpec(name="oracle")], trials=3
+    )
+    start_run(d, cfg, ScenarioRegistry.default(), run_id="mixed")
+    log = EpisodeLog(d)
+    n = 0
+    for agent in ("noop", "oracle"):
+        for sid in [*faults, CONTROL]:
+            for trial in range(3):
+                n += 1
+                ok = (n * 7) % 3 != 0
+                rec = episode(sid, agent, ok, None if sid == CONTROL else (n % 2 == 0), trial=trial)
+                rec.run_id = "mixed"
+                rec.control = sid == CONTROL
+                assert rec.diagnosis is not None
+                rec.diagnosis.ntam_fl = (n % 5) / 4
+                rec.diagnosis.ntam_fpc = (n % 3) / 2
+                rec.timing = Timing(
+                    mttd_wall_s=10.0 * n if ok else math.inf,
+                    mttr_wall_s=30.0 * n if n % 2 == 0 else math.inf,
+                )
+                if n == 4:
+                    rec.termination = "harness_error"
+                if n == 11:
+                    rec.masked = ["traces"]
+                log.append(rec)
+    log.close()
+    return d
+
+
+@pytest.mark.parametrize("faults_only", [True, False])
+def test_table4_is_the_reports_table4(tmp_path: Path, faults_only: bool) -> None:
+    from itbench_agents.evaluation.aggregate import summarize
+    from itbench_agents.report.build import load_records
+    from itbench_agents.report.frames import table4
+
+    d = mixed_run(tmp_path / "mixed")
+    ours = table4(load_runs(d).episodes, faults_only=faults_only)
+    summary = summarize(load_records([d]))
+    theirs = summary.faults_only if faults_only else summary.overall
+    assert len(ours) == len(theirs) == 3  # noop, oracle, oracle without traces
+    for g in theirs:
+        row = ours.loc[(g.agent, g.group)]
+        assert (row["scenarios"], row["episodes"], row["bad_runs"]) == (g.scenarios, g.episodes, g.bad_runs)
+        pairs = [
+            ("diagnosis_pass1_pct", g.diagnosis, 100),
+            ("ntam_fl", g.ntam_fl, 1),
+            ("ntam_fpc", g.ntam_fpc, 1),
+            ("mttd_s", g.mttd_wall, 1),
+            ("mitigation_pass1_pct", g.mitigation, 100),
+            ("mttr_s", g.mttr_wall, 1),
+        ]
+        for col, stat, scale in pairs:
+            want = (math.nan, math.nan) if stat is None else (scale * stat.mean, scale * stat.stderr)
+            got = (row[col], row[col + "_se"])
+            for w, v in zip(want, got, strict=True):
+                assert (math.isnan(w) and math.isnan(v)) or v == pytest.approx(w), (
+                    g.agent,
+                    g.group,
+                    col,
+                    want,
+                    got,
+                )
