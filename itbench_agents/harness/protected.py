@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..scenario.spec import Scenario
+from ..scenario.volumes import bound_claim
 from . import product_flags
 from .churn import INFRA, Protection, scenario_seed
 from .churn_lookalikes import CHAOS_API
@@ -241,42 +242,8 @@ def archive_volume(namespace: str, rng: random.Random) -> list[Obj]:
     """The quarter-end close's archive: a claim bound to the volume the cluster's default class
     provisioned for it (kind's local-path), kept between closes like any data volume."""
     volume = f"pvc-{uuid.UUID(int=rng.getrandbits(128), version=4)}"
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {
-                "name": volume,
-                "annotations": {"pv.kubernetes.io/provisioned-by": "rancher.io/local-path"},
-            },
-            "spec": {
-                "capacity": {"storage": ARCHIVE_SIZE},
-                "accessModes": ["ReadWriteOnce"],
-                "persistentVolumeReclaimPolicy": "Delete",
-                "storageClassName": "standard",
-                "claimRef": {
-                    "apiVersion": "v1",
-                    "kind": "PersistentVolumeClaim",
-                    "namespace": namespace,
-                    "name": ARCHIVE_CLAIM,
-                },
-                "hostPath": {"path": f"/var/local-path-provisioner/{volume}_{namespace}_{ARCHIVE_CLAIM}"},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {
-                "name": ARCHIVE_CLAIM,
-                "namespace": namespace,
-                "labels": {"team": "finance"},
-                "annotations": {"finance.example.com/owner": "the quarter-end close writes its archive here"},
-            },
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": "standard",
-                "volumeName": volume,
-                "resources": {"requests": {"storage": ARCHIVE_SIZE}},
-            },
-        },
-    ]
+    meta = {
+        "labels": {"team": "finance"},
+        "annotations": {"finance.example.com/owner": "the quarter-end close writes its archive here"},
+    }
+    return bound_claim(namespace, ARCHIVE_CLAIM, volume, ARCHIVE_SIZE, metadata=meta)

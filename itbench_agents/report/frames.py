@@ -293,3 +293,70 @@ def table4(episodes: pd.DataFrame, *, faults_only: bool = True) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index(["agent", "condition"]) if rows else pd.DataFrame()
+
+
+PROXIMITY = (
+    "proximity_cpu_cost",
+    "proximity_ram_cost",
+    "proximity_cpu_efficiency",
+    "proximity_ram_efficiency",
+)
+
+
+def _macro(ran: pd.DataFrame, values: pd.Series) -> tuple[float, float]:
+    """Macro average over scenarios of ``values`` (one per episode of ``ran``) ± its standard error."""
+    per = values.groupby(ran["scenario_id"]).mean()
+    return float(per.mean()), _se(per)
+
+
+def _named(frames: RunFrames, ran: pd.DataFrame, score: str) -> pd.Series:
+    """A named score per episode of ``ran`` (0 where the episode has none, as the report counts)."""
+    sc = frames.scores[frames.scores["score"] == score].drop_duplicates(["run_id", "episode_id"])
+    got = ran[["run_id", "episode_id"]].merge(sc[["run_id", "episode_id", "value"]], how="left")
+    return pd.Series(got["value"].fillna(0.0).to_numpy(), index=ran.index)
+
+
+def table6(frames: RunFrames) -> pd.DataFrame:
+    """The paper's Table 6 for FinOps cost incidents on the twin, computed as ``itbench report``
+    computes it: per agent, diagnosis and mitigation pass@1 (%, macro over scenarios ± standard
+    error, over the episodes that ran) and the four proximity metrics (mean ± standard deviation
+    over episodes, as the paper gives them)."""
+    ep = frames.episodes
+    fin = ep[(ep["persona"] == "finops") & (ep["category"] != "anomaly")]
+    rows = []
+    for agent, g in fin.groupby("agent", sort=True):
+        ran = g[g["scored"].astype(bool)]
+        row: dict[str, Any] = {"agent": agent}
+        for col, name in (("diagnosis_correct", "diagnosis_pct"), ("mitigation_passed", "mitigation_pct")):
+            m, s = _macro(ran, ran[col].fillna(False).astype(float))
+            row[name], row[name + "_se"] = 100 * m, 100 * s
+        sc = frames.scores
+        for k in PROXIMITY:
+            mine = sc[sc["score"] == k][["run_id", "episode_id", "value"]]
+            vals = ran[["run_id", "episode_id"]].merge(mine, how="inner")["value"]
+            row[k] = float(vals.mean()) if len(vals) else float("nan")
+            row[k + "_std"] = float(vals.std(ddof=1)) if len(vals) >= 2 else float("nan")
+        row["episodes"], row["bad_runs"] = len(g), len(g) - len(ran)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("agent") if rows else pd.DataFrame()
+
+
+ANOMALY_SCORES = ("pinpointed", "root_cause_resource", "precision", "recall", "f1")
+
+
+def anomaly_table(frames: RunFrames) -> pd.DataFrame:
+    """FinOps cost anomaly detection as ``itbench report`` shows it: per agent, each of
+    :data:`ANOMALY_SCORES` macro-averaged over scenarios ± standard error (over the episodes that
+    ran; a missing score counts 0), and the agent's wall time."""
+    ep = frames.episodes
+    fin = ep[(ep["persona"] == "finops") & (ep["category"] == "anomaly")]
+    rows = []
+    for agent, g in fin.groupby("agent", sort=True):
+        ran = g[g["scored"].astype(bool)]
+        row: dict[str, Any] = {"agent": agent}
+        for k in ANOMALY_SCORES:
+            row[k], row[k + "_se"] = _macro(ran, _named(frames, ran, k))
+        row["time_s"], row["time_s_se"] = float(ran["agent_wall_s"].mean()), _se(ran["agent_wall_s"])
+        row["episodes"], row["bad_runs"] = len(g), len(g) - len(ran)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("agent") if rows else pd.DataFrame()

@@ -112,7 +112,9 @@ TABLE6: dict[str, dict[str, float]] = {
 def table4() -> pd.DataFrame:
     """The paper's Table 4, indexed like :func:`~itbench_agents.report.frames.table4` (agent,
     condition), the agent being the model and the source."""
-    rows = [{"agent": f"{model} — {PAPER}", "condition": "traces on and off", **v} for model, v in TABLE4.items()]
+    rows = [
+        {"agent": f"{model} — {PAPER}", "condition": "traces on and off", **v} for model, v in TABLE4.items()
+    ]
     return pd.DataFrame(rows).set_index(["agent", "condition"])
 
 

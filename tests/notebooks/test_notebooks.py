@@ -7,13 +7,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from itbench_agents.agents.base import Limits
-from itbench_agents.harness.batch import run_batch, start_run
-from itbench_agents.harness.records import AgentSpec, RunConfig
-from itbench_agents.scenario.registry import ScenarioRegistry
+from run_folders import fake_sre_run, finops_run
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"
@@ -34,36 +31,29 @@ def test_there_are_notebooks_and_none_carries_outputs() -> None:
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sys.path.insert(0, str(PLUGINS))
-    d = tmp_path_factory.mktemp("nb") / "run"
-    cfg = RunConfig(
-        scenarios=[
-            "sre/ad-failure-flag-v1",
-            "sre/shipping-quote-addr-env-v1",
-            "sre/control-otel-demo-healthy-v1",
-        ],
-        agents=[AgentSpec(name="itbench_fakes:good", label="good"), AgentSpec(name="noop")],
-        trials=2,
-        limits=Limits(),
-        environment="itbench_fakes:make_env",
+    return fake_sre_run(tmp_path_factory.mktemp("nb") / "run")
+
+
+def execute(name: str, run: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Run notebook ``name`` top to bottom on ``run``; its outputs (none an error)."""
+    nbclient = pytest.importorskip("nbclient", reason="the notebooks dependency group is not installed")
+    import nbformat
+
+    monkeypatch.setenv("ITBENCH_RUNS", str(run))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")]))
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
     )
-    _, specs, _ = start_run(d, cfg, ScenarioRegistry.default())
-    run_batch(d, specs)
-    return d
+    client.execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    return outputs
 
 
 @pytest.mark.slow
 def test_the_sre_notebook_runs_on_a_run(small_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    nbclient = pytest.importorskip("nbclient", reason="the notebooks dependency group is not installed")
-    import nbformat
-
-    monkeypatch.setenv("ITBENCH_RUNS", str(small_run))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")]))
-    nb = nbformat.read(NOTEBOOKS / "sre.ipynb", as_version=4)
-    nbclient.NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
-    ).execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = execute("sre.ipynb", small_run, monkeypatch)
     texts = [o.data.get("text/plain", "") for o in outputs if o.output_type == "execute_result"]
     table4 = next(t for t in texts if "diagnosis_pass1_pct" in t)
     assert (
@@ -71,3 +61,15 @@ def test_the_sre_notebook_runs_on_a_run(small_run: Path, monkeypatch: pytest.Mon
     )  # ours beside the paper's
     figures = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]
     assert len(figures) >= 3  # pass@k, complexity, MTTD/MTTR
+
+
+@pytest.mark.slow
+def test_the_finops_notebook_runs_on_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = execute("finops.ipynb", finops_run(tmp_path / "fin"), monkeypatch)
+    shown = [
+        o.data.get("text/plain", "") for o in outputs if o.output_type in ("execute_result", "display_data")
+    ]
+    table6 = next(t for t in shown if "mitigation pass@1 %" in t)
+    assert "oracle" in table6 and "gpt-4o — ITBench v1" in table6  # ours beside the paper's
+    assert any("pinpointed" in t and "noop" in t for t in shown)  # the anomaly table
+    assert len([o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]) == 2

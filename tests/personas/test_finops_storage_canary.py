@@ -30,7 +30,8 @@ def test_the_canary_volume_brings_the_spend_to_the_target() -> None:
     assert storage_canary_size(320 * RATE, week, RATE) == pytest.approx(CANARY_SHARE * 320, abs=1)
     assert storage_canary_size(0.0, 0.0, RATE) == 1  # no storage at all: any volume is over 1.2 × 0
     pv, pvc = canary_volume("shop", gib)
-    assert pv["spec"]["claimRef"] == {"namespace": "shop", "name": pvc["metadata"]["name"]}
+    ref = pv["spec"]["claimRef"]
+    assert (ref["namespace"], ref["name"]) == ("shop", pvc["metadata"]["name"])
     assert pvc["spec"]["volumeName"] == pv["metadata"]["name"]
     assert pv["spec"]["capacity"]["storage"] == pvc["spec"]["resources"]["requests"]["storage"] == f"{gib}Gi"
 

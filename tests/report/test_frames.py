@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from episode_records import episode
+from run_folders import finops_run, mixed_sre_run
 
 from itbench_agents.harness.batch import start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig, Timing
@@ -100,47 +101,13 @@ def test_runs_table_and_errors(frames: RunFrames, tmp_path: Path) -> None:
         load_runs([tmp_path])
 
 
-def mixed_run(d: Path) -> Path:
-    """Two agents, two fault scenarios and a control, three trials, outcomes mixed, some
-    episodes never mitigated, one harness error, one episode without traces."""
-    faults = [SRE, "sre/ad-scaled-to-zero-v1"]
-    cfg = RunConfig(
-        scenarios=[*faults, CONTROL], agents=[AgentSpec(name="noop"), AgentSpec(name="oracle")], trials=3
-    )
-    start_run(d, cfg, ScenarioRegistry.default(), run_id="mixed")
-    log = EpisodeLog(d)
-    n = 0
-    for agent in ("noop", "oracle"):
-        for sid in [*faults, CONTROL]:
-            for trial in range(3):
-                n += 1
-                ok = (n * 7) % 3 != 0
-                rec = episode(sid, agent, ok, None if sid == CONTROL else (n % 2 == 0), trial=trial)
-                rec.run_id = "mixed"
-                rec.control = sid == CONTROL
-                assert rec.diagnosis is not None
-                rec.diagnosis.ntam_fl = (n % 5) / 4
-                rec.diagnosis.ntam_fpc = (n % 3) / 2
-                rec.timing = Timing(
-                    mttd_wall_s=10.0 * n if ok else math.inf,
-                    mttr_wall_s=30.0 * n if n % 2 == 0 else math.inf,
-                )
-                if n == 4:
-                    rec.termination = "harness_error"
-                if n == 11:
-                    rec.masked = ["traces"]
-                log.append(rec)
-    log.close()
-    return d
-
-
 @pytest.mark.parametrize("faults_only", [True, False])
 def test_table4_is_the_reports_table4(tmp_path: Path, faults_only: bool) -> None:
     from itbench_agents.evaluation.aggregate import summarize
     from itbench_agents.report.build import load_records
     from itbench_agents.report.frames import table4
 
-    d = mixed_run(tmp_path / "mixed")
+    d = mixed_sre_run(tmp_path / "mixed")
     ours = table4(load_runs(d).episodes, faults_only=faults_only)
     summary = summarize(load_records([d]))
     theirs = summary.faults_only if faults_only else summary.overall
@@ -167,3 +134,46 @@ def test_table4_is_the_reports_table4(tmp_path: Path, faults_only: bool) -> None
                     want,
                     got,
                 )
+
+
+def _parse(cell: str) -> tuple[float, float]:
+    mean, _, se = cell.partition(" ± ")
+    return float(mean), (math.nan if se in ("", "n/a") else float(se))
+
+
+def _close(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return all((math.isnan(x) and math.isnan(y)) or abs(x - y) <= 0.006 for x, y in zip(a, b, strict=True))
+
+
+def test_table6_and_the_anomaly_table_are_the_reports(tmp_path: Path) -> None:
+    from itbench_agents.report.build import load_records
+    from itbench_agents.report.finops import table6_rows, twin_rows
+    from itbench_agents.report.frames import ANOMALY_SCORES, PROXIMITY, anomaly_table, table6
+
+    d = finops_run(tmp_path / "fin")
+    frames, records = load_runs(d), load_records([d])
+    ours = table6(frames)
+    for row in twin_rows(records):
+        mine = ours.loc[row[0]]
+        cols = [("diagnosis_pct", "_se"), ("mitigation_pct", "_se"), *((k, "_std") for k in PROXIMITY)]
+        for cell, (col, suffix) in zip(row[1:7], cols, strict=True):
+            assert _close(_parse(cell), (mine[col], mine[col + suffix])), (row[0], col, cell)
+        assert (int(mine["episodes"]), int(mine["bad_runs"])) == (int(row[7]), int(row[8]))
+    anomalies = anomaly_table(frames)
+    for row in table6_rows(records):
+        mine = anomalies.loc[row[0]]
+        scale = [100, 100, 1, 1, 1, 1]
+        cols = [*ANOMALY_SCORES, "time_s"]
+        for cell, col, k in zip(row[1:7], cols, scale, strict=True):
+            assert _close(_parse(cell), (k * mine[col], k * mine[col + "_se"])), (row[0], col, cell)
+        assert (int(mine["episodes"]), int(mine["bad_runs"])) == (int(row[7]), int(row[8]))
+    assert len(ours) == len(anomalies) == 2
+
+
+PROXIMITY = (
+    "proximity_cpu_cost",
+    "proximity_ram_cost",
+    "proximity_cpu_efficiency",
+    "proximity_ram_efficiency",
+)
+ANOMALY_SCORES_ = ("pinpointed", "root_cause_resource", "precision", "recall", "f1")

@@ -8,12 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_folders import fake_sre_run
 
-from itbench_agents.agents.base import Limits
-from itbench_agents.harness.batch import run_batch, start_run
-from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.report.build import write_reports
-from itbench_agents.scenario.registry import ScenarioRegistry
 
 PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"
 CHROMIUM = "/usr/bin/chromium"
@@ -22,22 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sys.path.insert(0, str(PLUGINS))
-    reg = ScenarioRegistry.default()
-    d = tmp_path_factory.mktemp("runs") / "r1"
-    cfg = RunConfig(
-        scenarios=[
-            "sre/ad-failure-flag-v1",
-            "sre/shipping-quote-addr-env-v1",
-            "sre/control-otel-demo-healthy-v1",
-        ],
-        agents=[AgentSpec(name="itbench_fakes:good", label="good"), AgentSpec(name="noop")],
-        trials=2,
-        limits=Limits(),
-        environment="itbench_fakes:make_env",
-    )
-    _, specs, _ = start_run(d, cfg, reg)
-    run_batch(d, specs)
-    return d
+    return fake_sre_run(tmp_path_factory.mktemp("runs") / "r1")
 
 
 def test_markdown_and_html_report(run_dir: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from itbench_agents.scenario.volumes import bound_claim
 from itbench_agents.twin.clock import VirtualClock
 from itbench_agents.twin.controllers.kinds import PVCS
 from itbench_agents.twin.instance import Twin
@@ -14,33 +15,7 @@ NS = "shop"
 
 
 def bound_pair(name: str, size: str) -> list[dict[str, Any]]:
-    volume = f"pvc-{name}"
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {"name": volume},
-            "spec": {
-                "capacity": {"storage": size},
-                "accessModes": ["ReadWriteOnce"],
-                "persistentVolumeReclaimPolicy": "Delete",
-                "storageClassName": "standard",
-                "claimRef": {"namespace": NS, "name": name},
-                "hostPath": {"path": f"/data/{name}"},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": "standard",
-                "volumeName": volume,
-                "resources": {"requests": {"storage": size}},
-            },
-        },
-    ]
+    return bound_claim(NS, name, f"pvc-{name}", size)
 
 
 def query(twin: Twin, expr: str) -> dict[tuple[tuple[str, str], ...], float]:

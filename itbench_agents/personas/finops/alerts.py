@@ -106,33 +106,10 @@ def namespace_storage_cost(model: Any, namespace: str, start: float, end: float)
 
 def canary_volume(namespace: str, gib: int) -> list[dict[str, Any]]:
     """The canary's storage waste: a claim bound to a volume of ``gib``, mounted by nothing."""
-    volume = f"pvc-{CANARY_NAME}"
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {"name": volume},
-            "spec": {
-                "capacity": {"storage": f"{gib}Gi"},
-                "accessModes": ["ReadWriteOnce"],
-                "persistentVolumeReclaimPolicy": "Delete",
-                "storageClassName": "standard",
-                "claimRef": {"namespace": namespace, "name": CANARY_NAME},
-                "hostPath": {"path": f"/var/local-path-provisioner/{volume}"},
-            },
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": CANARY_NAME, "namespace": namespace, "labels": {"app": CANARY_NAME}},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": "standard",
-                "volumeName": volume,
-                "resources": {"requests": {"storage": f"{gib}Gi"}},
-            },
-        },
-    ]
+    from ...scenario.volumes import bound_claim
+
+    meta = {"labels": {"app": CANARY_NAME}}
+    return bound_claim(namespace, CANARY_NAME, f"pvc-{CANARY_NAME}", f"{gib}Gi", metadata=meta)
 
 
 def canary(namespace: str, millicores: int, mib: int) -> dict[str, Any]:
