@@ -107,3 +107,37 @@ def finops_run(d: Path) -> Path:
                 log.append(rec)
     log.close()
     return d
+
+
+CISO = {
+    "ciso/kyverno-added-capabilities-v1": "kyverno",
+    "ciso/kyverno-seccomp-v1": "kyverno",
+    "ciso/k8s-opa-added-capabilities-v1": "k8s-opa",
+    "ciso/kyverno-update-added-capabilities-v1": "kyverno-update",
+}
+
+
+def ciso_run(d: Path) -> Path:
+    """Four CISO scenarios (three classes, none of rhel-opa), two agents, three trials, scores mixed
+    (one missing), one harness error."""
+    cfg = RunConfig(scenarios=list(CISO), agents=[AgentSpec(name="noop"), AgentSpec(name="oracle")], trials=3)
+    start_run(d, cfg, Catalogue.default(), run_id="ciso")
+    log = EpisodeLog(d)
+    n = 0
+    names = ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available")
+    for agent in ("noop", "oracle"):
+        for sid, cls in CISO.items():
+            for trial in range(3):
+                n += 1
+                scores = {k: float((n + i) % 3 != 0) for i, k in enumerate(names)}
+                if n % 5 == 0:
+                    del scores["strict"]
+                rec = episode(sid, agent, False, None, trial=trial, scores=scores)
+                rec.run_id, rec.persona, rec.category = "ciso", "ciso", cls
+                rec.diagnosis, rec.mitigation = None, None
+                rec.timing = Timing(agent_wall_s=float(n))
+                if n == 7:
+                    rec.termination = "harness_error"
+                log.append(rec)
+    log.close()
+    return d

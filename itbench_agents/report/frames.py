@@ -360,3 +360,35 @@ def anomaly_table(frames: RunFrames) -> pd.DataFrame:
         row["episodes"], row["bad_runs"] = len(g), len(g) - len(ran)
         rows.append(row)
     return pd.DataFrame(rows).set_index("agent") if rows else pd.DataFrame()
+
+
+CISO_CLASSES = ("kyverno", "k8s-opa", "rhel-opa", "kyverno-update")
+CISO_SCORES = ("detected", "compliant_clean", "strict", "generate_policy", "evidence_available")
+
+
+def table5(frames: RunFrames) -> pd.DataFrame:
+    """The paper's Table 5 (CISO) as ``itbench report`` computes it: per agent, ``detected`` pass@1
+    (%) per class (``kyverno_pct``...) and over all (``detected_pct``), then ``compliant_clean``,
+    ``strict``, ``generate_policy`` and ``evidence_available`` (%), each macro-averaged over
+    scenarios ± standard error over the episodes that ran (a missing score counts 0); TTP, the
+    agent's wall time over the episodes that passed."""
+    ep = frames.episodes
+    ciso = ep[ep["persona"] == "ciso"]
+    rows = []
+    for agent, g in ciso.groupby("agent", sort=True):
+        ran = g[g["scored"].astype(bool)]
+        row: dict[str, Any] = {"agent": agent}
+        detected = _named(frames, ran, "detected")
+        for c in CISO_CLASSES:
+            mine = ran["category"] == c
+            m, s = _macro(ran[mine], detected[mine]) if mine.any() else (float("nan"), float("nan"))
+            row[f"{c}_pct"], row[f"{c}_pct_se"] = 100 * m, 100 * s
+        for k in CISO_SCORES:
+            m, s = _macro(ran, _named(frames, ran, k))
+            row[f"{k}_pct"], row[f"{k}_pct_se"] = 100 * m, 100 * s
+        passing = ran[detected >= 1.0]["agent_wall_s"]
+        row["ttp_s"] = float(passing.mean()) if len(passing) else float("nan")
+        row["ttp_s_se"] = _se(passing)
+        row["episodes"], row["bad_runs"] = len(g), len(g) - len(ran)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("agent") if rows else pd.DataFrame()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_folders import fake_sre_run, finops_run
+from run_folders import ciso_run, fake_sre_run, finops_run
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"
@@ -73,3 +73,14 @@ def test_the_finops_notebook_runs_on_a_run(tmp_path: Path, monkeypatch: pytest.M
     assert "oracle" in table6 and "gpt-4o — ITBench v1" in table6  # ours beside the paper's
     assert any("pinpointed" in t and "noop" in t for t in shown)  # the anomaly table
     assert len([o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]) == 2
+
+
+@pytest.mark.slow
+def test_the_ciso_notebook_runs_on_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = execute("ciso.ipynb", ciso_run(tmp_path / "ciso"), monkeypatch)
+    shown = [
+        o.data.get("text/plain", "") for o in outputs if o.output_type in ("execute_result", "display_data")
+    ]
+    table5 = next(t for t in shown if "kyverno_pct" in t)
+    assert "oracle" in table5 and "gpt-4o — ITBench v1" in table5  # ours beside the paper's
+    assert len([o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]) == 1

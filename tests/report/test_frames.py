@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from episode_records import episode
-from run_folders import finops_run, mixed_sre_run
+from run_folders import ciso_run, finops_run, mixed_sre_run
 
 from itbench_agents.harness.batch import start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig, Timing
@@ -177,3 +177,22 @@ PROXIMITY = (
     "proximity_ram_efficiency",
 )
 ANOMALY_SCORES_ = ("pinpointed", "root_cause_resource", "precision", "recall", "f1")
+
+
+def test_table5_is_the_reports(tmp_path: Path) -> None:
+    from itbench_agents.report.build import load_records
+    from itbench_agents.report.ciso import table5_rows
+    from itbench_agents.report.frames import CISO_CLASSES, CISO_SCORES, table5
+
+    d = ciso_run(tmp_path / "ciso")
+    ours, rows = table5(load_runs(d)), table5_rows(load_records([d]))
+    assert len(ours) == len(rows) == 2
+    for row in rows:
+        mine = ours.loc[row[0]]
+        cols = [*(f"{c}_pct" for c in CISO_CLASSES), *(f"{k}_pct" for k in CISO_SCORES), "ttp_s"]
+        for cell, col in zip(row[1:11], cols, strict=True):
+            if cell == "—":  # no scenario of that class
+                assert math.isnan(mine[col]), (row[0], col)
+                continue
+            assert _close(_parse(cell), (mine[col], mine[col + "_se"])), (row[0], col, cell)
+        assert (int(mine["episodes"]), int(mine["bad_runs"])) == (int(row[11]), int(row[12]))
