@@ -92,7 +92,7 @@ def _stat_mean(s: Any) -> float | None:
 def figures_html(summary: Summary, records: list[EpisodeRecord]) -> dict[str, str]:
     """The report's inline SVG figures by section (``figures.py``): ``passk``, ``category``,
     ``latency`` (absent where there is nothing to draw)."""
-    from .figures import pass_at_k_svg, percentile_svg, percentiles, rate_bars_svg
+    from .figures import pass_at_k_svg, rate_bars_svg
 
     out: dict[str, str] = {}
     ks, curves = pass_at_k_curves(summary)
@@ -108,6 +108,17 @@ def figures_html(summary: Summary, records: list[EpisodeRecord]) -> dict[str, st
                 for g in summary.by_category
             },
         )
+    latency = latency_svg(records)
+    if latency is not None:
+        out["latency"] = latency
+    return out
+
+
+def latency_svg(records: Sequence[EpisodeRecord]) -> str | None:
+    """P50 and P95 per agent of its wall time, and of its tokens and model cost where it used any;
+    None when no episode ran."""
+    from .figures import percentile_svg, percentiles
+
     panels = [("agent wall time, s", percentiles(records, lambda r: r.timing.agent_wall_s))]
     if any(r.usage.input_tokens + r.usage.output_tokens for r in records):
         panels.append(
@@ -115,9 +126,17 @@ def figures_html(summary: Summary, records: list[EpisodeRecord]) -> dict[str, st
         )
     if any(r.usage.cost_usd for r in records):
         panels.append(("model cost, $", percentiles(records, lambda r: r.usage.cost_usd)))
-    if panels[0][1]:
-        out["latency"] = percentile_svg(panels)
-    return out
+    return percentile_svg(panels) if panels[0][1] else None
+
+
+LATENCY_NOTE = "<p class='muted'>P50 (bar) and P95 (tick) over the episodes that ran.</p>"
+
+
+def latency_html(records: Sequence[EpisodeRecord], anchor: str, title: str) -> str:
+    svg = latency_svg(records)
+    if svg is None:
+        return ""
+    return f"<h2 id='{anchor}'>{html.escape(title)}</h2>{LATENCY_NOTE}<div class='figure'>{svg}</div>"
 
 
 FAULTS_ONLY = "Faults only (no-fault controls left out: the paper's denominator)"
@@ -248,8 +267,9 @@ def render_html(
     figures = figures_html(summary, records)
     if "latency" in figures:
         out.append(
-            "<h2 id='latency'>Latency and cost per agent</h2><p class='muted'>P50 (bar) and P95 (tick) over the "
-            "episodes that ran.</p><div class='figure'>" + figures["latency"] + "</div>"
+            "<h2 id='latency'>Latency and cost per agent</h2>"
+            + LATENCY_NOTE
+            + f"<div class='figure'>{figures['latency']}</div>"
         )
     pk_header, pk_rows = pass_at_k_rows(summary)
     if pk_rows:
@@ -366,10 +386,16 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
         html_text = html_text[: html_text.index("<h2 id='table4'>")] + "</body></html>"
     if ciso:  # the CISO table after the SRE one
         md_text += "\n" + ciso_markdown(ciso)
-        html_text = html_text.replace("</body></html>", ciso_html(ciso, links) + "\n</body></html>")
+        section = ciso_html(ciso, links) + latency_html(
+            ciso, "ciso-latency", "CISO latency and cost per agent"
+        )
+        html_text = html_text.replace("</body></html>", section + "\n</body></html>")
     if finops:  # then FinOps
         md_text += "\n" + finops_markdown(finops)
-        html_text = html_text.replace("</body></html>", finops_html(finops, links) + "\n</body></html>")
+        section = finops_html(finops, links) + latency_html(
+            finops, "finops-latency", "FinOps latency and cost per agent"
+        )
+        html_text = html_text.replace("</body></html>", section + "\n</body></html>")
     if skipped:
         head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
         md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_folders import fake_sre_run
+from run_folders import ciso_run, fake_sre_run, finops_run
 
 from itbench_agents.report.build import write_reports
 
@@ -104,3 +104,14 @@ def test_html_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path)
     assert "diagnosis pass@1 %" in dom.stdout and "heat" in dom.stdout
     if shutil.which("file"):
         assert "PNG image" in subprocess.run(["file", str(shot)], capture_output=True, text=True).stdout
+
+
+def test_persona_reports_have_their_latency_figure(tmp_path: Path) -> None:
+    """A CISO or a FinOps run has no SRE section, and still its latency and cost figure."""
+    for make, anchor in ((ciso_run, "ciso-latency"), (finops_run, "finops-latency")):
+        d = make(tmp_path / anchor)
+        _, html = write_reports([d])
+        page = html.read_text()
+        assert "<h2 id='table4'>" not in page and page.count("<svg") == 1, anchor
+        figure = page.split(f"<h2 id='{anchor}'>", 1)[1]
+        assert ">agent wall time, s</text>" in figure and ">oracle (n=" in figure

@@ -48,7 +48,7 @@ class OpenCostAddon:
         return OpenCostFamily(self.cost_model())
 
     def rule_files(self) -> list[Path]:
-        """OpenCost's cost alerts (``scenarios/rules/addons/opencost.yaml``: CPUSpend, MemorySpend),
+        """OpenCost's cost alerts (``scenarios/rules/addons/opencost.yaml``: CPUSpend, MemorySpend, StorageSpend),
         which ``prometheus/alerts.py`` loads beside the base rules when the addon is installed."""
         from ....paths import scenarios_dir
 
