@@ -29,8 +29,10 @@ out) and returns three tables:
     ``detected``..., FinOps' proximity metrics, anomaly F1...), and for SRE-style episodes
     ``diagnosis`` and ``mitigation`` as 0/1, so that one ``pivot_table`` covers every persona.
 
-Nothing is aggregated here: ``itbench report`` and ``itbench compare`` do their statistics on the
-same records, and a notebook does its own on these tables.
+:func:`load_runs` aggregates nothing. The paper's tables are computed from these frames by
+:func:`table4` (SRE), :func:`table5` (CISO), :func:`table6` and :func:`anomaly_table` (FinOps),
+exactly as ``itbench report`` computes them from the records (tests hold the two equal); the
+notebooks (``notebooks/``) use these and nothing else.
 """
 
 from __future__ import annotations
