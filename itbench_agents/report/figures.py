@@ -28,10 +28,10 @@ WIDTH_IN = 7.0
 
 def _svg(fig: Any) -> str:
     """``fig`` as an SVG element (the XML prolog and DOCTYPE dropped: it goes inline)."""
-    from matplotlib import rcParams
+    from matplotlib import rc_context
 
     buf = io.StringIO()
-    with _rc(rcParams, {"svg.hashsalt": "itbench-agents", "svg.fonttype": "none"}):
+    with rc_context({"svg.hashsalt": "itbench-agents", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     text = buf.getvalue()
     text = text[text.index("<svg") :]
@@ -39,21 +39,6 @@ def _svg(fig: Any) -> str:
     # names only vocabularies: without them the page holds no URL at all
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
     return re.sub(r' xmlns(:xlink)?="[^"]*"', "", text)
-
-
-class _rc:
-    """Set matplotlib rcParams for a block, then put them back (no global state left changed)."""
-
-    def __init__(self, params: Any, values: dict[str, Any]) -> None:
-        self.params, self.values = params, values
-        self.saved: dict[str, Any] = {}
-
-    def __enter__(self) -> None:
-        self.saved = {k: self.params[k] for k in self.values}
-        self.params.update(self.values)
-
-    def __exit__(self, *exc: object) -> None:
-        self.params.update(self.saved)
 
 
 def _figure(height_in: float, ncols: int = 1) -> tuple[Any, Any]:

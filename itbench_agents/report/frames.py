@@ -45,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..evaluation.stats import finite_mean, finite_stderr, stderr
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import read_episodes, read_manifest
 
@@ -235,15 +236,15 @@ TABLE4_METRICS = ("diagnosis_pass1_pct", "ntam_fl", "ntam_fpc", "mttd_s", "mitig
 
 
 def _se(xs: pd.Series) -> float:
-    """Standard error of the mean (ddof 1); NaN under two values, as ``itbench report``'s."""
-    xs = xs.dropna()
-    return float(xs.std(ddof=1) / math.sqrt(len(xs))) if len(xs) >= 2 else float("nan")
+    """Standard error of the mean (``evaluation.stats.stderr``: ddof 1, NaN under two values)."""
+    return stderr(xs.dropna().tolist())
 
 
 def _times(xs: pd.Series) -> tuple[float, float]:
-    """Mean and standard error over the episodes where it happened; ∞ when it never did."""
-    vals = xs.dropna()
-    return (float(vals.mean()), _se(vals)) if len(vals) else (math.inf, float("nan"))
+    """Mean and standard error over the episodes where it happened (the frames' NaN is the records'
+    ∞, never); ∞ when it never did (``evaluation.stats.finite_mean``)."""
+    vals = xs.tolist()
+    return finite_mean(vals), finite_stderr(vals)
 
 
 def table4(episodes: pd.DataFrame, *, faults_only: bool = True) -> pd.DataFrame:
