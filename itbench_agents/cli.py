@@ -31,6 +31,7 @@ def _assemble() -> None:
     from .dev_cli import dev_app
     from .harness.cli import register as register_harness
     from .llm.cli import llm_app
+    from .problem.cli import problem_app
     from .scenario.cli import scenarios_app
     from .tools.cli import mcp_app, tools_app
     from .twin.addons.kyverno.cli import kyverno_app
@@ -44,6 +45,7 @@ def _assemble() -> None:
     app.add_typer(kyverno_app, name="kyverno")
     app.add_typer(opa_app, name="opa")
     app.add_typer(llm_app, name="llm")
+    app.add_typer(problem_app, name="problem")
     app.add_typer(dev_app, name="dev")
     register_harness(app)
 

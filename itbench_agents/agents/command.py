@@ -63,6 +63,28 @@ def read_diagnosis(path: Path) -> tuple[Diagnosis | None, str | None]:
         return None, f"agent_output.json does not follow the schema: {loc}: {first['msg']}"
 
 
+def task_environment(task: Task, events_file: Path) -> dict[str, str]:
+    """The variables a program working on ``task`` gets (documented above), nothing of the
+    harness's own environment; ``command_env`` adds the scenario's (OPA, OpenCost, Ansible)."""
+    ep = task.endpoints
+    return {
+        "KUBECONFIG": ep.kubeconfig,
+        "KUBECONFIG_READONLY": ep.kubeconfig_readonly or "",
+        "KUBE_URL": ep.kube_url,
+        "PROMETHEUS_URL": ep.prometheus_url or "",
+        "LOKI_URL": ep.loki_url or "",
+        "JAEGER_URL": ep.jaeger_url or "",
+        "ALERTMANAGER_URL": ep.alertmanager_url or "",
+        "ITBENCH_WORKDIR": str(Path(task.workdir)),
+        "ITBENCH_TASK": task.goal,
+        "ITBENCH_NAMESPACES": ",".join(task.namespaces),
+        "ITBENCH_MASKED": ",".join(task.masked),
+        "ITBENCH_MAX_STEPS": str(task.limits.max_steps),
+        "ITBENCH_WALL_TIME_S": f"{task.limits.wall_time_s:g}",
+        "ITBENCH_EVENTS": str(events_file),
+    }
+
+
 class CommandAgent:
     name = "command"
 
@@ -82,24 +104,7 @@ class CommandAgent:
 
     def environment(self, task: Task, events_file: Path) -> dict[str, str]:
         """The documented variables, nothing of the harness's own environment."""
-        work = Path(task.workdir)
-        ep = task.endpoints
-        return {
-            "KUBECONFIG": ep.kubeconfig,
-            "KUBECONFIG_READONLY": ep.kubeconfig_readonly or "",
-            "KUBE_URL": ep.kube_url,
-            "PROMETHEUS_URL": ep.prometheus_url or "",
-            "LOKI_URL": ep.loki_url or "",
-            "JAEGER_URL": ep.jaeger_url or "",
-            "ALERTMANAGER_URL": ep.alertmanager_url or "",
-            "ITBENCH_WORKDIR": str(work),
-            "ITBENCH_TASK": task.goal,
-            "ITBENCH_NAMESPACES": ",".join(task.namespaces),
-            "ITBENCH_MASKED": ",".join(task.masked),
-            "ITBENCH_MAX_STEPS": str(task.limits.max_steps),
-            "ITBENCH_WALL_TIME_S": f"{task.limits.wall_time_s:g}",
-            "ITBENCH_EVENTS": str(events_file),
-        }
+        return task_environment(task, events_file)
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         mode = resolve_mode(self.sandbox)

@@ -1,0 +1,1 @@
+"""Interactive problems: one scenario with its fault in place, worked on by hand, then scored (`itbench problem`)."""
