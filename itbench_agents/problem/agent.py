@@ -40,6 +40,7 @@ class InteractiveAgent:
         if request is None:
             raise RuntimeError(f"{self.problem.request_file} is missing or unreadable")
         env = command_env(task.endpoints, task_environment(task, work / "agent_events.jsonl"), work)
+        self.problem.bin_dir.mkdir(parents=True, exist_ok=True)
         if install_commands(task.endpoints, self.problem.bin_dir):  # `opa` where the scenario has one
             env["PATH"] = f"{self.problem.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
         self.problem.env_file.write_text(shell_exports(env))

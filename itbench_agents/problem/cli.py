@@ -90,20 +90,29 @@ def _print_task(console: Console, task: ProblemTask) -> None:
             console.print(f"  {name:<23} {value}", highlight=False, markup=False)
     ns = " ".join(f"-n {shlex.quote(n)}" for n in task.namespaces)
     mcp = f"itbench mcp serve --endpoints {shlex.quote(task.endpoints_file)} {ns} --allow-mutate --workdir {shlex.quote(task.workdir)}"
+    steps = [
+        (
+            f"source {shlex.quote(task.env_file)}",
+            "the task's variables in your shell, as the command agent gets them",
+        )
+    ]
+    if ep.kube_url:  # a task with a cluster (not anomaly detection: its data is in the work folder)
+        steps.append((mcp, "the benchmark's tools for an MCP client"))
+    if task.persona == "sre":
+        studio = f"ITBENCH_ENDPOINTS={shlex.quote(task.endpoints_file)} langgraph dev"
+        steps.append((studio, "sre-react in LangGraph Studio"))
+    if "diagnosis" in task.kind:
+        steps.append(
+            (
+                "itbench problem submit --output diagnosis.json",
+                "score the cluster as it is now, and the diagnosis",
+            )
+        )
+    else:
+        steps.append(("itbench problem submit", "score what the goal asks for, as it is now"))
+    steps.append(("itbench problem stop", "tear it down without a score"))
     console.print("\n[bold]next[/]")
-    for line, why in (
-        (f"source {shlex.quote(task.env_file)}", "KUBECONFIG, PROMETHEUS_URL, ... in your shell"),
-        (mcp, "the benchmark's tools for an MCP client"),
-        (
-            f"ITBENCH_ENDPOINTS={shlex.quote(task.endpoints_file)} langgraph dev",
-            "sre-react in LangGraph Studio",
-        ),
-        (
-            "itbench problem submit [--output diagnosis.json]",
-            "score the cluster as it is now, and the diagnosis",
-        ),
-        ("itbench problem stop", "tear it down without a score"),
-    ):
+    for line, why in steps:
         console.print(f"  {line}", highlight=False, markup=False)
         console.print(f"      [dim]# {why}[/]", highlight=False)
     if "diagnosis" in task.kind:

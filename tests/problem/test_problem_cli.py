@@ -134,3 +134,20 @@ def test_an_unknown_scenario_is_refused_before_anything_starts(
     assert folder.server_pid() is None and not folder.request_file.exists()
     r = runner.invoke(app, ["problem", "start", SCENARIO, "--churn", "lots"], env=env)
     assert r.exit_code == 2 and "--churn" in r.output
+
+
+@pytest.mark.slow
+def test_a_ciso_problem_gets_the_opa_command_and_an_empty_submission_scores_zero(
+    tmp_path: Path, problem: tuple[ProblemDir, dict[str, str]]
+) -> None:
+    folder, env = problem
+    sid = "ciso/kyverno-added-capabilities-v1"
+    r = runner.invoke(app, ["problem", "start", sid, "--run-dir", str(tmp_path / "ciso")], env=env)
+    assert r.exit_code == 0, r.output
+    assert "Kyverno policy" in r.output and "--output" not in r.output  # no diagnosis in this task
+    opa = shell(folder, "command -v opa")
+    assert opa.returncode == 0 and opa.stdout.strip() == str(folder.bin_dir / "opa"), opa.stderr
+    r = runner.invoke(app, ["problem", "submit"], env=env)
+    assert r.exit_code == 0, r.output
+    (rec,) = read_episodes(tmp_path / "ciso")
+    assert rec.persona == "ciso" and rec.scores and all(s.value == 0.0 for s in rec.scores.values())
