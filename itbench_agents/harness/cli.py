@@ -567,12 +567,43 @@ def compare_cmd(
             )
 
 
+def view_cmd(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folders (read afresh at every page load)")],
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (0: any free one)", envvar="ITBENCH_VIEW_PORT")] = 7575,
+) -> None:
+    """Browse runs in a local web app: filter episodes, read each one's scores and conversation;
+    it refreshes while a run is going. Ctrl-C stops it."""
+    import time
+
+    from ..report.viewer import Viewer
+
+    for d in run_dirs:
+        if not d.is_dir():
+            raise _fail(f"{d}: not a folder")
+    try:
+        viewer = Viewer(run_dirs, host=host, port=port).start()
+    except OSError as e:
+        raise _fail(
+            f"cannot listen on {host}:{port}: {e.strerror or e} (--port 0 picks a free port)"
+        ) from None
+    typer.echo(f"itbench view: {viewer.url} (Ctrl-C stops it)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
+
+
 def register(app: typer.Typer) -> None:
     """Add the harness' top-level commands to ``app``."""
     app.command("run")(run_cmd)
     app.command("score")(score_cmd)
     app.command("report")(report_cmd)
     app.command("compare")(compare_cmd)
+    app.command("view")(view_cmd)
     app.add_typer(agents_app, name="agents")
 
 

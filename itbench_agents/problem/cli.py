@@ -134,7 +134,7 @@ def start_cmd(
         float, typer.Option(help="seconds you have before the episode ends as a timeout")
     ] = 3600.0,
     history_s: Annotated[
-        float, typer.Option("--history", help="twin seconds of past before the fault")
+        float, typer.Option("--history-s", help="twin seconds of past before the fault")
     ] = 3600.0,
     mask: Annotated[
         list[str] | None, typer.Option(help="observability to hide (traces, logs, metrics), repeatable")

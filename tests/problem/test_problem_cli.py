@@ -38,7 +38,7 @@ def problem(tmp_path: Path) -> Iterator[tuple[ProblemDir, dict[str, str]]]:
 
 def start(env: dict[str, str], run_dir: Path) -> str:
     r = runner.invoke(
-        app, ["problem", "start", SCENARIO, "--history", "600", "--run-dir", str(run_dir)], env=env
+        app, ["problem", "start", SCENARIO, "--history-s", "600", "--run-dir", str(run_dir)], env=env
     )
     assert r.exit_code == 0, r.output
     return r.output
