@@ -357,10 +357,13 @@ def run_cmd(
                     raise _fail(ent.load_error)
                 if ent.needs_model and not model:
                     raise _fail(f"agent {name!r} needs --model")
+                # a built-in agent without a model (noop, oracle, the heuristics) is not named after
+                # the --model its neighbours in the run use; plug-ins may use one: they keep it
+                uses_model = ent.needs_model or ent.source != "built-in"
                 specs.append(
                     AgentSpec(
                         name=name,
-                        model=model,
+                        model=model if uses_model else None,
                         label=labels[i].strip() if labels else None,
                         command=shlex.split(command) if command else None,
                         options=options,

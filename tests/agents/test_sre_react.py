@@ -37,6 +37,9 @@ DIAGNOSIS = {
     "alerts_explained": [{"alert": "HighRequestErrorRate", "explanation": "cart down", "explained": True}],
 }
 
+LOOK = {"tool_calls": [{"name": "kubectl", "args": {"command": "get deployments -n shop"}}]}
+"""An observation: a diagnosis is accepted only after one."""
+
 GOOD = [
     {
         "content": "Looking at the workloads.",
@@ -120,14 +123,19 @@ def test_bad_replies_are_bounded_format_errors(shop, tmp_path: Path) -> None:  #
 
 def test_invalid_schema_is_repaired_once(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     turns = [
+        LOOK,
         {"content": '{"entities": [{"name": "cart", "contributing_factor": true}]}'},
         {"content": json.dumps(DIAGNOSIS)},
     ]
+    events: list[dict] = []
     out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
-        _task(shop, "diagnosis"), lambda e: None
+        _task(shop, "diagnosis"), events.append
     )
     assert out.extra["repairs"] == 1 and out.diagnosis is not None
-    turns[1] = {"content": '{"entities": [{"name": "still-bad"}]}'}
+    # the repair prompt shows the expected form with a real object of the cluster, the one meant
+    repair = [e for e in events if e["type"] == "model_call"][-1]["prompt"]["new"]
+    assert any('for example "shop/Deployment/cart"' in m["data"]["content"] for m in repair.values())
+    turns[2] = {"content": '{"entities": [{"name": "still-bad"}]}'}
     out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
         _task(shop, "diagnosis"), lambda e: None
     )
@@ -144,6 +152,7 @@ def test_step_limit_ends_episode(shop, tmp_path: Path) -> None:  # type: ignore[
 
 def test_reflection_when_alerts_do_not_clear(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     turns = [
+        LOOK,
         {"content": json.dumps(DIAGNOSIS)},
         {"tool_calls": [{"name": "kubectl", "args": {"command": "label deployment/cart touched=yes"}}]},
         {"tool_calls": [{"name": "kubectl", "args": {"command": "annotate deployment/cart touched=again"}}]},
@@ -292,3 +301,66 @@ def test_the_trajectory_keeps_every_prompt_whole_and_each_message_once(shop, tmp
     distinct = {json.dumps(message_to_dict(m), sort_keys=True) for c in calls for m in c["messages"]}
     assert stored == len(distinct) < sum(len(c["messages"]) for c in calls)
     assert calls[3]["response"]["content"] == json.dumps(DIAGNOSIS)  # whole, not cut at 4000 chars
+
+
+def test_a_diagnosis_before_any_observation_is_sent_back(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The paper's agent investigates first: answering at once is a bounded format error, and an
+    agent that never looks ends with no diagnosis."""
+    turns = [{"content": json.dumps(DIAGNOSIS)}, LOOK, {"content": json.dumps(DIAGNOSIS)}]
+    events: list[dict] = []
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
+        _task(shop, "diagnosis"), events.append
+    )
+    assert out.diagnosis is not None and out.extra["format_errors"] == 1 and out.steps == 3
+    assert [e["where"] for e in events if e["type"] == "error"] == ["premature_diagnosis"]
+    never = [{"content": json.dumps(DIAGNOSIS)}] * 5
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, never)}")).run(
+        _task(shop, "diagnosis"), lambda e: None
+    )
+    assert out.diagnosis is None and out.extra["termination"] == "format_errors"
+    assert "before any observation" in (out.diagnosis_error or "")
+    # opting out (--agent-option observe_first=false) accepts it at once
+    out = make_agent(
+        AgentConfig(model=f"scripted:{_script(tmp_path, never)}", options={"observe_first": "false"})
+    ).run(_task(shop, "diagnosis"), lambda e: None)
+    assert out.diagnosis is not None and out.steps == 1
+
+
+def test_no_incident_is_a_diagnosis_the_agent_can_give(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The goal says to report no contributing entities when nothing is wrong (the no-fault
+    controls): the agent accepts that answer instead of asking for a root cause."""
+    turns = [LOOK, {"content": '{"entities": [], "propagations": [], "alerts_explained": []}'}]
+    out = make_agent(AgentConfig(model=f"scripted:{_script(tmp_path, turns)}")).run(
+        _task(shop, "diagnosis"), lambda e: None
+    )
+    assert out.diagnosis is not None and out.diagnosis.entities == [] and out.extra["repairs"] == 0
+
+
+TEXT_CALLS = [
+    # a small local model behind a server without a tool-call parser: the call is in the text
+    {
+        "content": 'I will check.\n```json\n{"name": "kubectl", "arguments": {"command": "get deployments -n shop"}}\n```'
+    },
+    {"content": '<tool_call>\n{"name": "topology", "arguments": "{}"}\n</tool_call>'},
+    {"content": json.dumps(DIAGNOSIS)},
+]
+
+
+def test_tool_calls_written_as_text_are_read_only_when_asked(shop, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    events: list[dict] = []
+    with OpenAITestServer(load_script(Path(_script(tmp_path, TEXT_CALLS)))) as srv:
+        cfg = AgentConfig(
+            model="openai/local",
+            base_url=srv.url,
+            options={"text_tool_calls": "true", "max_format_errors": 0},
+        )
+        out = make_agent(cfg).run(_task(shop, "diagnosis"), events.append)
+    assert out.diagnosis is not None and out.extra["format_errors"] == 0 and out.usage.tool_calls == 2
+    warnings = [e for e in events if e["type"] == "warning" and e["where"] == "text_tool_call"]
+    assert [w["step"] for w in warnings] == [1, 2] and "(kubectl)" in warnings[0]["message"]
+    assert any(e["type"] == "observation" and "cart" in str(e.get("content")) for e in events)
+    # off by default: the first reply is text, so a premature diagnosis attempt, then not JSON...
+    with OpenAITestServer(load_script(Path(_script(tmp_path, TEXT_CALLS)))) as srv:
+        cfg = AgentConfig(model="openai/local", base_url=srv.url, options={"max_format_errors": 0})
+        out = make_agent(cfg).run(_task(shop, "diagnosis"), lambda e: None)
+    assert out.diagnosis is None and out.usage.tool_calls == 0

@@ -192,3 +192,25 @@ def test_your_own_scenarios_from_a_folder(tmp_path: Path, monkeypatch: pytest.Mo
     (mine / "ad-scaled-to-zero.yaml").write_text(text)  # the library's own id again
     r = runner.invoke(app, ["scenarios", "list", "--scenarios-dir", str(mine)])
     assert r.exit_code == 2 and "duplicate id sre/ad-scaled-to-zero-v1" in r.output
+
+
+def test_a_model_names_only_the_agents_that_use_one(tmp_path: Path) -> None:
+    """`--agent sre-react --agent noop --model X`: noop does not become `noop:X` in the tables; a
+    plug-in agent, which may use the model, keeps it."""
+    script = tmp_path / "turns.yaml"
+    script.write_text("- content: '{}'\n")
+    run_dir = tmp_path / "run"
+    r = runner.invoke(
+        app,
+        ["run", "-s", "sre/ad-failure-flag-v1", "-a", "noop", "-a", "itbench_fakes:good",
+         "--model", f"scripted:{script}", "--environment", "itbench_fakes:make_env",
+         "--run-dir", str(run_dir), "--no-report"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    agents = json.loads((run_dir / "run.json").read_text())["config"]["agents"]
+    assert [(a["name"], a["model"]) for a in agents] == [
+        ("noop", None),
+        ("itbench_fakes:good", f"scripted:{script}"),
+    ]
+    labels = {json.loads(line)["agent"] for line in (run_dir / "episodes.jsonl").read_text().splitlines()}
+    assert labels == {"noop", f"itbench_fakes:good:scripted:{script}"}

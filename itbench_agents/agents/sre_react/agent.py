@@ -13,6 +13,17 @@ from .context import Context
 from .tools import build_services
 
 
+def flag(value: Any) -> bool:
+    """An agent option as a boolean: ``--agent-option text_tool_calls=true`` arrives as a string."""
+    if isinstance(value, str):
+        if value.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.strip().lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"expected true or false, got {value!r}")
+    return bool(value)
+
+
 class SREReactAgent:
     name = "sre-react"
     prompts = "sre_react"
@@ -36,7 +47,7 @@ class SREReactAgent:
             task,
             max_observation_tokens=int(opts.get("max_observation_tokens", 2000)),
             nl2_retries=int(opts.get("nl2_retries", 2)),
-            llm_summary=bool(opts.get("llm_summary", False)),
+            llm_summary=flag(opts.get("llm_summary", False)),
         )
         tool_llm: LLMClient | None = None
         tools = self.tools()
@@ -64,6 +75,8 @@ class SREReactAgent:
             max_repairs=int(opts.get("max_repairs", 1)),
             max_reflections=int(opts.get("max_reflections", 2)),
             settle_s=int(opts.get("settle_s", 60)),
+            text_tool_calls=flag(opts.get("text_tool_calls", False)),
+            observe_first=flag(opts.get("observe_first", True)),
             services=svc,
         )
         final = graph.invoke(

@@ -31,6 +31,12 @@ class Context:
     max_repairs: int = 1
     max_reflections: int = 2
     settle_s: int = 60
+    text_tool_calls: bool = False
+    """Read tool calls the model wrote as JSON text when the server returned none
+    (``llm/text_tool_calls.py``; small local models); each use is recorded as a warning event."""
+    observe_first: bool = True
+    """A diagnosis is accepted only once a tool call has returned something (the paper's agent
+    investigates first); an earlier one is answered with a prompt and counts as a format error."""
     """How long to wait after a mitigation action before re-checking the alerts."""
     prompts: str = "sre_react"
     """Folder of ``prompts/`` whose templates the graph renders; a template it lacks comes from

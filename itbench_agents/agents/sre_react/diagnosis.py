@@ -35,6 +35,7 @@ def extract_json(text: str) -> Any:
 
 
 def parse_diagnosis(text: str) -> Diagnosis:
+    """The diagnosis in a reply; ``"entities": []`` is a valid "no incident" report."""
     data = extract_json(text)
     if not isinstance(data, dict):
         raise DiagnosisParseError("the JSON is not an object", not_json=False)
@@ -43,13 +44,16 @@ def parse_diagnosis(text: str) -> Diagnosis:
     except ValidationError as exc:
         detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise DiagnosisParseError(f"the JSON does not match the schema: {detail}", not_json=False) from None
-    if not diag.entities:
-        raise DiagnosisParseError("no entities: name at least the root-cause entity", not_json=False)
+    if not diag.entities:  # "no incident": what the goal asks for when nothing is wrong
+        return diag
     bad = [e.name for e in diag.entities if not _ENTITY.match(e.name)]
     if bad:
         raise DiagnosisParseError(
             f"entity names must look like namespace/Kind/name, got: {', '.join(bad[:5])}", not_json=False
         )
     if not any(e.contributing_factor for e in diag.entities):
-        raise DiagnosisParseError('mark the root cause with "contributing_factor": true', not_json=False)
+        raise DiagnosisParseError(
+            'mark the root cause with "contributing_factor": true (or, if nothing is wrong, reply with "entities": [])',
+            not_json=False,
+        )
     return diag

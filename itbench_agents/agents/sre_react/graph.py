@@ -3,7 +3,8 @@
     start ─▶ diagnose ⇄ diag_tools          (read-only tools; kubectl refuses mutations)
                 │ text
                 ▼
-             report ── invalid ──▶ diagnose  (not JSON → format error; schema → repaired once)
+             report ── invalid ──▶ diagnose  (before any observation, or not JSON → format error;
+                │                             schema → repaired once, with a real entity as example)
                 │ valid (and the task includes mitigation)
                 ▼
           mitigate_start ─▶ mitigate ⇄ mit_tools ─▶ check_alerts ─▶ mitigate
@@ -19,14 +20,16 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from ...llm.prompts import render
 from ...llm.retry import LLMAbort
+from ...llm.text_tool_calls import tool_calls_in_text
 from .context import Context
 from .diagnosis import DiagnosisParseError, parse_diagnosis
 from .state import InputState, State
@@ -101,7 +104,29 @@ def _call(
     except LLMAbort as exc:
         svc.events({"type": "error", "where": "model", "message": str(exc), "step": state.steps + 1})
         return {"termination": exc.reason, "steps": state.steps + 1}
+    if ctx.text_tool_calls:
+        msg = _with_text_tool_calls(msg, svc, state.steps + 1)
     return {key: [msg], "steps": state.steps + 1}
+
+
+def _with_text_tool_calls(msg: AIMessage, svc: Services, step: int) -> AIMessage:
+    """``msg`` with the tool calls its text names (the opt-in fallback), recorded as a warning."""
+    if msg.tool_calls or msg.invalid_tool_calls:
+        return msg
+    text = msg.content if isinstance(msg.content, str) else str(msg.content)
+    calls = tool_calls_in_text(text, svc.specs.keys())
+    if not calls:
+        return msg
+    names = ", ".join(c["name"] for c in calls)
+    svc.events(
+        {
+            "type": "warning",
+            "where": "text_tool_call",
+            "message": f"read {len(calls)} tool call(s) from the reply's text ({names}): the server returned none",
+            "step": step,
+        }
+    )
+    return msg.model_copy(update={"tool_calls": calls})
 
 
 def diagnose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -131,11 +156,41 @@ def diag_tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return _tools_step(state, runtime, "diag_messages")
 
 
+def _observed(messages: Sequence[BaseMessage]) -> bool:
+    """Whether a tool call of this conversation has returned something (an error counts: it is
+    an observation too)."""
+    return any(isinstance(m, ToolMessage) for m in messages)
+
+
+def _example_entity(svc: Services, wrong: str) -> str:
+    """A real ``namespace/Kind/name`` from the cluster for the repair prompt: the Deployment the
+    wrong name mentions, else the first one; a placeholder when the cluster cannot be read."""
+    from ...tools.kubectl import kubectl_json
+
+    for ns in svc.tool_ctx.namespaces:
+        try:
+            items = kubectl_json(svc.tool_ctx, f"get deployments -n {ns}").get("items") or []
+        except Exception:  # noqa: BLE001 - only an example: any failure falls back to a placeholder
+            continue
+        names = [str((i.get("metadata") or {}).get("name")) for i in items if isinstance(i, dict)]
+        if names:
+            hit = next((n for n in names if n in wrong), names[0])
+            return f"{ns}/Deployment/{hit}"
+    return "<namespace>/Deployment/<name>"
+
+
 def report(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     svc = _svc(runtime)
     ctx = runtime.context
     last = state.diag_messages[-1]
     text = last.content if isinstance(last.content, str) else str(last.content)
+    if ctx.observe_first and not _observed(state.diag_messages):
+        n = state.format_errors + 1
+        why = "a diagnosis before any observation: call a tool first"
+        svc.events({"type": "error", "where": "premature_diagnosis", "message": why, "step": state.steps})
+        if n > ctx.max_format_errors:
+            return {"format_errors": n, "termination": "format_errors", "diagnosis_error": why}
+        return {"format_errors": n, "diag_messages": [HumanMessage(_prompt(runtime, "observe_first.md.j2"))]}
     try:
         diag = parse_diagnosis(text)
     except DiagnosisParseError as exc:
@@ -150,9 +205,12 @@ def report(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             svc.events(
                 {"type": "error", "where": "diagnosis_schema", "message": str(exc), "step": state.steps}
             )
+            example = _example_entity(svc, text)
             return {
                 "repairs": state.repairs + 1,
-                "diag_messages": [HumanMessage(_prompt(runtime, "repair.md.j2", error=str(exc)))],
+                "diag_messages": [
+                    HumanMessage(_prompt(runtime, "repair.md.j2", error=str(exc), example=example))
+                ],
             }
         return {"diagnosis_error": str(exc)}
     svc.events({"type": "agent_message", "content": {"diagnosis": diag.model_dump()}, "step": state.steps})
