@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .state import ProblemDir, ProblemRequest, ProblemTask
+from .state import ProblemDir, ProblemRequest, ProblemResult, ProblemTask
 
 problem_app = typer.Typer(
     help="Bring one scenario up with its fault in place, work on it by hand or with any agent, "
@@ -215,11 +215,10 @@ def start_cmd(
     _print_task(console, task)
 
 
-def _episode_failure(result: object) -> str | None:
+def _episode_failure(result: ProblemResult) -> str | None:
+    """Why the problem did not come up: the server's failure, or the episode's (env_error...)."""
     from ..harness.runfolder import read_episodes
-    from .state import ProblemResult
 
-    assert isinstance(result, ProblemResult)
     if result.failure:
         return result.failure
     for rec in read_episodes(result.run_dir):

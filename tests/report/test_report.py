@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
 from run_folders import ciso_run, fake_sre_run, finops_run
 
 from itbench_agents.report.build import write_reports
 
 PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
@@ -67,41 +67,11 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
 def test_html_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path) -> None:
     _, html = write_reports([run_dir])
     shot = tmp_path / "report.png"
-    profile = tmp_path / "profile"
-    r = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--user-data-dir={profile}",
-            "--window-size=1400,1800",
-            f"--screenshot={shot}",
-            html.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert shot.exists(), r.stderr[-2000:]
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real page, not a blank one
+    data = screenshot(html.resolve().as_uri(), shot, tmp_path / "profile")
+    assert data[:8] == PNG and len(data) > 20_000  # a real page, not a blank one
     # dump the page text too and check the tables are in the rendered DOM
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            f"--user-data-dir={profile}",
-            "--dump-dom",
-            html.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "diagnosis pass@1 %" in dom.stdout and "heat" in dom.stdout
+    dom = dump_dom(html.resolve().as_uri(), tmp_path / "profile")
+    assert "diagnosis pass@1 %" in dom and "heat" in dom
     if shutil.which("file"):
         assert "PNG image" in subprocess.run(["file", str(shot)], capture_output=True, text=True).stdout
 

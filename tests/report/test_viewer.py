@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from run_folders import ciso_run, finops_run, mixed_sre_run
 
@@ -22,8 +22,6 @@ from itbench_agents.harness.runfolder import read_episodes
 from itbench_agents.harness.trajectory import ModelCall, TrajectoryWriter
 from itbench_agents.llm.exchange import ExchangeLog
 from itbench_agents.report.viewer import Viewer, outcome
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
@@ -145,18 +143,9 @@ def test_a_running_episode_reloads_and_shows_the_whole_conversation_once(
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed")
 @pytest.mark.slow
 def test_the_viewer_renders_in_headless_chromium(viewer: Viewer, tmp_path: Path) -> None:
-    shot = tmp_path / "view.png"
     url = viewer.url + "?persona=ciso"
-    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p'}"]
-    r = subprocess.run(
-        [*base, "--window-size=1300,1400", f"--screenshot={shot}", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert shot.exists(), r.stderr[-2000:]
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real page, not a blank one
-    dom = subprocess.run([*base, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    data = screenshot(url, tmp_path / "view.png", tmp_path / "p", size="1300,1400")
+    assert data[:8] == PNG and len(data) > 20_000  # a real page, not a blank one
+    dom = dump_dom(url, tmp_path / "p")
     assert "ciso/kyverno-seccomp-v1" in dom and "sre/ad-failure-flag-v1" not in dom
     assert '<select name="outcome">' in dom
