@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
-from .named_scores import episodes_html, error_lines, html_table, macro, rate
+from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 
 CLASSES = ("kyverno", "k8s-opa", "rhel-opa", "kyverno-update")
@@ -108,12 +108,29 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def class_figure(records: Sequence[EpisodeRecord]) -> str | None:
+    """pass@1 and strict pass@1 by task class and agent, as inline SVG; None without CISO episodes."""
+    from .figures import rate_bars_svg
+
+    ciso = [r for r in records if r.persona == "ciso"]
+    rates = {
+        (c, agent): (stat_mean(macro(mine, "detected")), stat_mean(macro(mine, "strict")))
+        for agent in sorted({r.agent for r in ciso})
+        for c in CLASSES
+        if (mine := [r for r in ciso if r.agent == agent and r.category == c])
+    }
+    return rate_bars_svg("task class", rates, ("pass@1", "strict pass@1")) if rates else None
+
+
 def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
     import html
 
     ciso = [r for r in records if r.persona == "ciso"]
     esc = [[html.escape(c) for c in row] for row in table5_rows(ciso)]
     out = ["<h2 id='table5'>CISO results (Table 5 layout)</h2>", html_table(TABLE5_HEADER, esc)]
+    figure = class_figure(ciso)
+    if figure:
+        out.append(f"<div class='figure'>{figure}</div>")
     out.append("<h2>CISO per scenario</h2>")
     out.append(html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
     out.append(episodes_html("CISO", ciso, links, lambda v: "✓" if v.passed else "✗"))

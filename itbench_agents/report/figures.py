@@ -4,8 +4,9 @@ metadata, ids hashed from a fixed salt).
 
 - :func:`pass_at_k_svg`: diagnosis and mitigation pass@k curves per agent (from the unbiased
   estimator the pass@k table shows), when a scenario ran at least twice;
-- :func:`rate_bars_svg`: diagnosis and mitigation pass@1 per group (complexity bucket, fault
-  category) and agent, grouped bars;
+- :func:`rate_bars_svg`: rates per group and agent, grouped bars, a panel per metric (SRE:
+  diagnosis and mitigation pass@1 by fault category; CISO: pass@1 and strict by task class;
+  FinOps: by fault category, and anomaly detection's scores);
 - :func:`percentile_svg`: P50 and P95 per agent of an episode quantity (the agent's wall time,
   its model cost, its tokens), over the episodes that ran.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,31 +73,35 @@ def pass_at_k_svg(curves: dict[str, dict[str, list[float]]], ks: Sequence[int]) 
     return _svg(fig)
 
 
-def rate_bars_svg(title: str, rates: dict[tuple[str, str], tuple[float | None, float | None]]) -> str:
-    """``rates``: per (group, agent), (diagnosis, mitigation) pass@1 as fractions (None: nothing to
-    score, e.g. the mitigation of a no-fault control)."""
+def rate_bars_svg(
+    title: str,
+    rates: Mapping[tuple[str, str], tuple[float | None, ...]],
+    metrics: Sequence[str] = ("diagnosis pass@1", "mitigation pass@1"),
+) -> str:
+    """``rates``: per (group, agent), one fraction per metric (None: nothing to score, e.g. the
+    mitigation of a no-fault control); one panel per metric, grouped bars."""
     groups = sorted({g for g, _ in rates})
     agents = sorted({a for _, a in rates})
-    fig, (ax_d, ax_m) = _figure(0.9 + 0.35 * len(groups) * max(1, len(agents)) / 2, ncols=2)
+    fig, axes = _figure(0.9 + 0.35 * len(groups) * max(1, len(agents)) / 2, ncols=len(metrics))
     y = np.arange(len(groups))
     h = 0.8 / max(1, len(agents))
     for i, agent in enumerate(agents):
         color = COLORS[i % len(COLORS)]
-        for ax, j in ((ax_d, 0), (ax_m, 1)):
-            vals = [rates.get((g, agent), (None, None))[j] for g in groups]
+        for j, ax in enumerate(axes):
+            vals = [rates.get((g, agent), (None,) * len(metrics))[j] for g in groups]
             xs = [100 * v if v is not None and not math.isnan(v) else 0.0 for v in vals]
             ax.barh(y + i * h, xs, height=h, color=color, label=agent)
-    for ax, metric in ((ax_d, "diagnosis"), (ax_m, "mitigation")):
-        ax.set_title(f"{metric} pass@1 by {title}", fontsize=10)
+    for ax, metric in zip(axes, metrics, strict=True):
+        ax.set_title(f"{metric} by {title}", fontsize=10)
         ax.set_xlim(0, 100)
         ax.set_xlabel("%")
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.grid(axis="y", visible=False)
-    ax_d.set_yticks(y + h * (len(agents) - 1) / 2, groups, fontsize=8)
-    ax_m.set_yticks(y + h * (len(agents) - 1) / 2, [""] * len(groups))
-    ax_d.invert_yaxis()
-    ax_m.invert_yaxis()
-    ax_m.legend(fontsize=8, frameon=False, loc="lower right")
+        ax.set_yticks(
+            y + h * (len(agents) - 1) / 2, groups if ax is axes[0] else [""] * len(groups), fontsize=8
+        )
+        ax.invert_yaxis()
+    axes[-1].legend(fontsize=8, frameon=False, loc="lower right")
     return _svg(fig)
 
 

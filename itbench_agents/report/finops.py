@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
-from .named_scores import episodes_html, error_lines, html_table, macro, rate
+from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 
 PROXIMITY = (
@@ -208,6 +208,38 @@ def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def incident_figure(records: Sequence[EpisodeRecord]) -> str | None:
+    """Cost incidents: diagnosis and mitigation pass@1 by fault category and agent (inline SVG)."""
+    from .figures import rate_bars_svg
+
+    fin = [r for r in records if r.persona == "finops" and not _is_anomaly(r)]
+    rates = {
+        (cat, agent): (
+            stat_mean(macro(mine, lambda r: float(bool(r.diagnosis and r.diagnosis.correct)))),
+            stat_mean(macro(mine, lambda r: float(bool(r.mitigation and r.mitigation.passed)))),
+        )
+        for agent in sorted({r.agent for r in fin})
+        for cat in sorted({r.category for r in fin})
+        if (mine := [r for r in fin if r.agent == agent and r.category == cat])
+    }
+    return rate_bars_svg("fault category", rates) if rates else None
+
+
+def anomaly_figure(records: Sequence[EpisodeRecord]) -> str | None:
+    """Anomaly detection per agent: pinpointed, ITBench-Lite's root_cause_resource, precision,
+    recall and F1 (macro averages over scenarios, as Table 6's anomaly columns)."""
+    from .figures import rate_bars_svg
+
+    fin = [r for r in records if r.persona == "finops" and _is_anomaly(r)]
+    names = ("pinpointed", "root_cause_resource", "precision", "recall", "f1")
+    rates = {
+        (name, agent): (stat_mean(macro([r for r in fin if r.agent == agent], name)),)
+        for agent in sorted({r.agent for r in fin})
+        for name in names
+    }
+    return rate_bars_svg("score (anomaly detection)", rates, ("mean",)) if rates else None
+
+
 def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
     fin = [r for r in records if r.persona == "finops"]
     out: list[str] = []
@@ -216,6 +248,7 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
             "<h2 id='table6'>FinOps results (Table 6 layout)</h2>",
             f"<p>{html.escape(TWIN_INTRO)}</p>",
             html_table(TWIN_HEADER, [[html.escape(c) for c in row] for row in twin_rows(fin)]),
+            f"<div class='figure'>{incident_figure(fin)}</div>",
             "<h2>FinOps cost incidents per scenario</h2>",
             html_table(
                 TWIN_SCENARIO_HEADER, [[html.escape(c) for c in row] for row in twin_scenario_rows(fin)]
@@ -226,6 +259,7 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
             "<h2 id='anomaly'>FinOps anomaly detection</h2>",
             f"<p>{html.escape(INTRO)}</p>",
             html_table(TABLE6_HEADER, [[html.escape(c) for c in row] for row in table6_rows(fin)]),
+            f"<div class='figure'>{anomaly_figure(fin)}</div>",
             "<h2>FinOps anomaly detection per scenario</h2>",
             html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
         ]

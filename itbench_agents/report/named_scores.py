@@ -5,6 +5,7 @@ and the table of every episode."""
 from __future__ import annotations
 
 import html
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -72,3 +73,9 @@ def episodes_html(
     return f"<h2>{html.escape(title)} episodes</h2>" + html_table(
         ["episode", "termination", "scores", "wall s", "error"], rows
     )
+
+
+def stat_mean(stat: Stat) -> float | None:
+    """A :func:`macro` average as a plain fraction for a figure; None when there was nothing to
+    average."""
+    return None if math.isnan(stat.mean) else float(stat.mean)

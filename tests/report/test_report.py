@@ -76,12 +76,28 @@ def test_html_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path)
         assert "PNG image" in subprocess.run(["file", str(shot)], capture_output=True, text=True).stdout
 
 
-def test_persona_reports_have_their_latency_figure(tmp_path: Path) -> None:
-    """A CISO or a FinOps run has no SRE section, and still its latency and cost figure."""
-    for make, anchor in ((ciso_run, "ciso-latency"), (finops_run, "finops-latency")):
+def test_persona_reports_have_their_figures(tmp_path: Path) -> None:
+    """A CISO or a FinOps run has no SRE section, and still its latency and cost figure, and its
+    tables' rates drawn: CISO by task class, FinOps cost incidents by fault category and anomaly
+    detection's scores."""
+    cases = (
+        (ciso_run, "ciso-latency", ["pass@1 by task class", "strict pass@1 by task class"], 2),
+        (
+            finops_run,
+            "finops-latency",
+            ["diagnosis pass@1 by fault category", "mean by score (anomaly detection)"],
+            3,
+        ),
+    )
+    for make, anchor, titles, svgs in cases:
         d = make(tmp_path / anchor)
         _, html = write_reports([d])
         page = html.read_text()
-        assert "<h2 id='table4'>" not in page and page.count("<svg") == 1, anchor
+        assert "<h2 id='table4'>" not in page and page.count("<svg") == svgs, anchor
         figure = page.split(f"<h2 id='{anchor}'>", 1)[1]
         assert ">agent wall time, s</text>" in figure and ">oracle (n=" in figure
+        for title in titles:
+            assert f">{title}</text>" in page, (anchor, title)
+        assert ">kyverno-update</text>" in page if make is ciso_run else ">f1</text>" in page
+        _, again = write_reports([d])
+        assert again.read_text() == page  # the same bytes for the same run
