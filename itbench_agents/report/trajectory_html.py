@@ -47,13 +47,30 @@ def _message_html(doc: dict[str, Any]) -> str:
     return f"<div class='msg'>{head}{_pre(content) if content else ''}{calls}</div>"
 
 
-def _prompt_html(prompt: Any) -> str:
+def _reply_key(content: Any, calls: Any) -> tuple[str, tuple[str, ...]]:
+    names = tuple(str(c.get("name")) for c in calls or [] if isinstance(c, dict))
+    return (content if isinstance(content, str) else str(content or "")), names
+
+
+def _prompt_html(prompt: Any, previous: tuple[str, tuple[str, ...]] | None = None) -> str:
     """What this call added to the conversation: the messages no earlier call carried (each is
-    shown once, where it first appears) and the tools offered, the first time they were."""
+    shown once, where it first appears) and the tools offered, the first time they were. The
+    model's own previous response, which the conversation now carries, is only referred to."""
     if not isinstance(prompt, dict):
         return _pre(prompt)
     new = prompt.get("new") or {}
-    out = [_message_html(new[k]) for k in prompt.get("ids") or [] if isinstance(new.get(k), dict)]
+    out = []
+    for k in prompt.get("ids") or []:
+        doc = new.get(k)
+        if not isinstance(doc, dict):
+            continue
+        data = doc.get("data") or {}
+        if doc.get("type") == "ai" and _reply_key(data.get("content"), data.get("tool_calls")) == previous:
+            out.append(
+                "<div class='msg'><div class='role assistant'>assistant</div><div class='meta'>the previous response, above</div></div>"
+            )
+        else:
+            out.append(_message_html(doc))
     schemas = prompt.get("tool_schemas")
     if schemas:
         names = ", ".join(
@@ -71,17 +88,22 @@ def events_html(events: list[Any]) -> list[str]:
     """The trajectory's events as HTML blocks: every model call with the messages it added and its
     response, tool calls, observations, environment events, scores and errors."""
     out = []
+    previous: dict[str, tuple[str, tuple[str, ...]]] = {}  # per client role: its last response
     for ev in events:
         data = ev.model_dump() if hasattr(ev, "model_dump") else dict(ev)
         kind = data.get("type", "note")
         meta = f"<div class='meta'>{html.escape(str(kind))} · t={data.get('t_wall') or 0:.2f}s</div>"
         if kind == "model_call":
+            role = str(data.get("role") or "")
             body = (
                 f"<b>{html.escape(str(data.get('model', '')))}</b> in {data.get('input_tokens')} / out {data.get('output_tokens')} tokens"
-                + _prompt_html(data.get("prompt"))
+                + _prompt_html(data.get("prompt"), previous.get(role))
                 + "<div class='role assistant'>response</div>"
                 + _pre(data.get("response"))
             )
+            response = data.get("response")
+            if isinstance(response, dict):
+                previous[role] = _reply_key(response.get("content"), response.get("tool_calls"))
         elif kind == "tool_call":
             body = f"<b>{html.escape(str(data.get('tool')))}</b>" + _pre(data.get("args"))
         elif kind == "observation":

@@ -101,12 +101,12 @@ def conversation(folder: Path) -> None:
     ai = AIMessage("", tool_calls=[{"name": "kubectl", "args": {"command": "get pods"}, "id": "c1"}])
     tool = ToolMessage("ad-1 0/1 CrashLoopBackOff", tool_call_id="c1")
     writer = TrajectoryWriter(folder / "trajectory.jsonl")
-    writer.write(
-        ModelCall(model="m", prompt=log.prompt([system, human], tools=[]), response="calling kubectl")
-    )
-    writer.write(
-        ModelCall(model="m", prompt=log.prompt([system, human, ai, tool], tools=[]), response="FINAL-ANSWER")
-    )
+    # the response as the LLM client records it (llm/client.py)
+    called = {"content": "", "tool_calls": [{"name": "kubectl", "args": {"command": "get pods"}}]}
+    first = log.prompt([system, human], tools=[])
+    writer.write(ModelCall(model="m", role="agent", prompt=first, response=called))
+    second = log.prompt([system, human, ai, tool], tools=[])
+    writer.write(ModelCall(model="m", role="agent", prompt=second, response={"content": "FINAL-ANSWER"}))
 
 
 def test_a_running_episode_reloads_and_shows_the_whole_conversation_once(
@@ -136,6 +136,8 @@ def test_a_running_episode_reloads_and_shows_the_whole_conversation_once(
         assert ep.count("the alerts are firing") == 1 and ep.count("CrashLoopBackOff") == 1
         assert "FINAL-ANSWER" in ep and "get pods" in ep
         assert "4 messages sent, 2 of them shown with earlier calls" in ep
+        # the model's own reply, now part of the conversation, is referred to, not shown again
+        assert ep.count("the previous response, above") == 1 and ep.count("get pods") == 1
     finally:
         v.close()
 
