@@ -5,7 +5,8 @@ folder without a record) — filtered by persona, agent, scenario (a substring) 
 reloads itself every few seconds while a run has episodes to go. ``/episode?run=N&id=EPISODE``
 shows one episode: its scores (diagnosis, mitigation and its end-state checks, named scores), its
 times and usage, and the whole conversation (every message a model was sent, once, and every
-response, tool call and observation). Plain HTML forms and links; no script, no network. Only
+response, tool call and observation). ``/run/N/report.html`` serves the run's report (``itbench
+report``) and the trajectory pages it links to. Plain HTML forms and links; no script, no network. Only
 the run folders named on the command line are read, and an episode is found by its exact id
 among them (no path from the URL reaches the disk).
 """
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import RunFolderError, read_episodes, read_manifest
@@ -28,6 +30,13 @@ from ..harness.trajectory import read_trajectory
 from .trajectory_html import CSS, events_html
 
 REFRESH_S = 3
+SERVED = {
+    "report.html": "text/html; charset=utf-8",
+    "report.md": "text/plain; charset=utf-8",
+    "summary.json": "application/json",
+}
+"""What ``/run/N/...`` serves of a run folder: these files and ``episodes/<id>/trajectory.html``, the
+pages ``itbench report`` wrote; nothing an agent wrote (its work folder is in the run folder too)."""
 OUTCOMES = ("passed", "failed", "error", "running")
 ERRORS = ("env_error", "harness_error", "agent_error")
 
@@ -155,10 +164,13 @@ def index_page(runs: list[RunView], query: dict[str, str]) -> str:
     personas = sorted({r.record.persona for r in rows if r.record})
     agents = sorted({r.record.agent for r in rows if r.record})
     out = ["<h1>itbench runs</h1><table><tr><th>run</th><th>folder</th><th>episodes</th></tr>"]
-    for run in runs:
+    for i, run in enumerate(runs):
         state = " <span class='running'>running</span>" if run.in_progress else ""
+        report = (
+            f" · <a href='/run/{i}/report.html'>report</a>" if (run.path / "report.html").is_file() else ""
+        )
         out.append(
-            f"<tr><td>{_esc(run.run_id)}</td><td>{_esc(run.path)}</td>"
+            f"<tr><td>{_esc(run.run_id)}{report}</td><td>{_esc(run.path)}</td>"
             f"<td>{run.recorded} of {run.planned} recorded{state}</td></tr>"
         )
     out.append("</table>")
@@ -295,10 +307,13 @@ class Viewer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
-                status, page = viewer.respond(self.path)
-                data = page.encode()
+                served = viewer.run_file(self.path)
+                if served is None:
+                    status, page = viewer.respond(self.path)
+                    served = (status, page.encode(), "text/html; charset=utf-8")
+                status, data, content_type = served
                 self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
@@ -315,6 +330,24 @@ class Viewer:
 
     def runs(self) -> list[RunView]:
         return [read_run(i, d) for i, d in enumerate(self.run_dirs)]
+
+    def run_file(self, target: str) -> tuple[int, bytes, str] | None:
+        """``/run/N/PATH``: a file of run N's folder — its ``report.html`` and the trajectory pages
+        it links to — never a path outside the folder; None when ``target`` is not such a path."""
+        parts = urlsplit(target)
+        bits = parts.path.split("/", 3)
+        if len(bits) < 4 or bits[1] != "run":
+            return None
+        try:
+            root = self.run_dirs[int(bits[2])]
+        except (ValueError, IndexError):
+            return 404, b"no such run", "text/plain; charset=utf-8"
+        rel = unquote(bits[3])
+        path = (root / rel).resolve()
+        allowed = rel in SERVED or re.fullmatch(r"episodes/[^/]+/trajectory\.html", rel) is not None
+        if not allowed or not path.is_relative_to(root) or not path.is_file():
+            return 404, b"not found", "text/plain; charset=utf-8"
+        return 200, path.read_bytes(), SERVED.get(rel, SERVED["report.html"])
 
     def respond(self, target: str) -> tuple[int, str]:
         parts = urlsplit(target)

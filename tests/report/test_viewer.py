@@ -151,3 +151,30 @@ def test_the_viewer_renders_in_headless_chromium(viewer: Viewer, tmp_path: Path)
     dom = dump_dom(url, tmp_path / "p")
     assert "ciso/kyverno-seccomp-v1" in dom and "sre/ad-failure-flag-v1" not in dom
     assert '<select name="outcome">' in dom
+
+
+def test_the_runs_report_is_served_and_nothing_outside_the_run(tmp_path: Path, runs: list[Path]) -> None:
+    from itbench_agents.report.build import write_reports
+
+    run = tmp_path / "with-report"
+    shutil.copytree(runs[1], run)
+    write_reports([run])
+    (tmp_path / "secret.html").write_text("SECRET")
+    v = Viewer([run], port=0).start()
+    try:
+        _, index = get(v.url)
+        assert "<a href='/run/0/report.html'>report</a>" in index
+        status, page = get(v.url + "run/0/report.html")
+        assert status == 200 and "CISO results (Table 5 layout)" in page
+        work = run / "episodes" / "e1" / "work"
+        work.mkdir(parents=True)
+        (work / "page.html").write_text("SECRET written by an agent")
+        (run / "episodes" / "e1" / "trajectory.html").write_text("<p>trajectory page</p>")
+        assert get(v.url + "run/0/episodes/e1/trajectory.html") == (200, "<p>trajectory page</p>")
+        bad_paths = ("run/0/../secret.html", "run/0/%2e%2e/secret.html", "run/0/.harness-key", "run/0/run.json",
+                     "run/0/episodes/e1/work/page.html", "run/1/report.html", "run/x/a")  # fmt: skip
+        for bad in bad_paths:
+            status, page = get(v.url + bad)
+            assert status == 404 and "SECRET" not in page, bad
+    finally:
+        v.close()
