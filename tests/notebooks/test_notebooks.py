@@ -51,6 +51,18 @@ def execute(name: str, run: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return outputs
 
 
+def shown(outputs: list[Any]) -> list[str]:
+    """The plain text of every displayed value."""
+    return [
+        o.data.get("text/plain", "") for o in outputs if o.output_type in ("execute_result", "display_data")
+    ]
+
+
+def images(outputs: list[Any]) -> list[Any]:
+    """The figures a notebook displayed."""
+    return [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]
+
+
 @pytest.mark.slow
 def test_the_sre_notebook_runs_on_a_run(small_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = execute("sre.ipynb", small_run, monkeypatch)
@@ -59,28 +71,21 @@ def test_the_sre_notebook_runs_on_a_run(small_run: Path, monkeypatch: pytest.Mon
     assert (
         "good" in table4 and "100.00 ± 0.00" in table4 and "ITBench v1" in table4
     )  # ours beside the paper's
-    figures = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]
-    assert len(figures) >= 3  # pass@k, complexity, MTTD/MTTR
+    assert len(images(outputs)) >= 3  # pass@k, complexity, MTTD/MTTR
 
 
 @pytest.mark.slow
 def test_the_finops_notebook_runs_on_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = execute("finops.ipynb", finops_run(tmp_path / "fin"), monkeypatch)
-    shown = [
-        o.data.get("text/plain", "") for o in outputs if o.output_type in ("execute_result", "display_data")
-    ]
-    table6 = next(t for t in shown if "mitigation pass@1 %" in t)
+    table6 = next(t for t in shown(outputs) if "mitigation pass@1 %" in t)
     assert "oracle" in table6 and "gpt-4o — ITBench v1" in table6  # ours beside the paper's
-    assert any("pinpointed" in t and "noop" in t for t in shown)  # the anomaly table
-    assert len([o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]) == 2
+    assert any("pinpointed" in t and "noop" in t for t in shown(outputs))  # the anomaly table
+    assert len(images(outputs)) == 2
 
 
 @pytest.mark.slow
 def test_the_ciso_notebook_runs_on_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = execute("ciso.ipynb", ciso_run(tmp_path / "ciso"), monkeypatch)
-    shown = [
-        o.data.get("text/plain", "") for o in outputs if o.output_type in ("execute_result", "display_data")
-    ]
-    table5 = next(t for t in shown if "kyverno_pct" in t)
+    table5 = next(t for t in shown(outputs) if "kyverno_pct" in t)
     assert "oracle" in table5 and "gpt-4o — ITBench v1" in table5  # ours beside the paper's
-    assert len([o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]) == 1
+    assert len(images(outputs)) == 1
