@@ -169,6 +169,24 @@ class BatchInterrupted(Exception):
 STOPPING = (KeyboardInterrupt, Interrupted)
 
 
+@dataclass
+class _Received:
+    """The first stopping signal this process received since :func:`interrupt_on_signals`."""
+
+    name: str | None = None
+
+
+_RECEIVED = _Received()
+
+
+def _stop_if_signalled() -> None:
+    """Raise :class:`Interrupted` when a signal arrived, even if code on the way (a library that
+    catches ``BaseException``) turned its exception into something else: no record of an episode
+    in flight when the signal came is kept."""
+    if _RECEIVED.name is not None:
+        raise Interrupted(_RECEIVED.name)
+
+
 def _exit_now(signum: int, frame: FrameType | None) -> None:
     os._exit(128 + signum)
 
@@ -182,11 +200,15 @@ def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
     def restore() -> None:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+        _RECEIVED.name = None
 
     def first(signum: int, frame: FrameType | None) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _exit_now if second_exits else signal.SIG_IGN)
-        raise Interrupted(signal.Signals(signum).name)
+        _RECEIVED.name = signal.Signals(signum).name
+        raise Interrupted(_RECEIVED.name)
+
+    _RECEIVED.name = None
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, first)
@@ -210,14 +232,17 @@ def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
 def _safe_run_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
     """Run one unit of work: a single episode, or episodes that share one preparation (``shared.py``)."""
     if len(unit) == 1:
-        return [_safe_run(unit[0])]
-    try:
-        return run_shared(unit)
-    except STOPPING:
-        raise
-    except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
-        traceback.print_exc()
-        return [_crash_record(s, e) for s in unit]
+        records = [_safe_run(unit[0])]
+    else:
+        try:
+            records = run_shared(unit)
+        except STOPPING:
+            raise
+        except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
+            traceback.print_exc()
+            records = [_crash_record(s, e) for s in unit]
+    _stop_if_signalled()
+    return records
 
 
 def _worker_init() -> None:

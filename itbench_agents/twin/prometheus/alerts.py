@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..telemetry.sources import STALE_NAN, Matcher, MetricMetadata, Series, SeriesSource, match_all
-from .engine import Engine, parse
+from .engine import Engine, binding_failed, parse
 from .memstore import MemorySeriesSource
 from .subquery_cache import SubqueryCache
 from .values import LabelKey, Labels, PromQLError, label_key
@@ -48,7 +48,7 @@ def parse_duration_s(text: str) -> float:
     try:
         return pp.parse_duration(text).total_seconds()
     except BaseException as exc:  # noqa: BLE001 - the binding raises ValueError (or a panic type)
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
+        if not binding_failed(exc):
             raise
         raise ValueError(f"not a valid duration string: {text!r}") from None
 

@@ -77,13 +77,20 @@ def td_ms(td: timedelta | None) -> int:
     return (td.days * 86_400_000) + td.seconds * 1000 + td.microseconds // 1000
 
 
+def binding_failed(exc: BaseException) -> bool:
+    """Whether ``exc``, raised inside a promql-parser call, is the binding's own failure: an
+    ``Exception`` or pyo3's ``PanicException`` (a BaseException). Anything else — Ctrl-C, SIGTERM's
+    exception, ``SystemExit`` — only happened to arrive during the call and must propagate."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
 def parse(query: str) -> Any:
     """Parse with promql-parser; syntax errors become ``bad_data`` errors in Prometheus' wording,
     with ``line:col`` positions (``parse_errors.translate``)."""
     try:
         return pp.parse(utf8_escapes(query))
     except BaseException as exc:  # the Rust binding may raise ValueError or a panic exception
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
+        if not binding_failed(exc):
             raise
         from .parse_errors import translate
 

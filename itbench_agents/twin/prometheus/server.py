@@ -20,7 +20,7 @@ import promql_parser as pp  # noqa: E402,I001 - after local imports for readabil
 
 from ..httpserver import Handler, Request, Response
 from ..telemetry.sources import Matcher, SeriesSource
-from .engine import Engine, parse, to_matchers
+from .engine import Engine, binding_failed, parse, to_matchers
 from .limits import MAX_FORM_BYTES, check_query
 from .memstore import LockedSource, MemorySeriesSource
 from .status import BUILD_INFO
@@ -109,7 +109,7 @@ def parse_duration_param(value: str, param: str) -> float:
             raise ValueError
         return pp.parse_duration(v).total_seconds()
     except BaseException as exc:  # noqa: BLE001 - the Rust binding may raise non-ValueError
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
+        if not binding_failed(exc):
             raise
         raise ApiError(
             "bad_data", f'invalid parameter "{param}": cannot parse "{value}" to a valid duration'
