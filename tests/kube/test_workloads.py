@@ -179,6 +179,34 @@ def test_drain_evicts_and_cordons(cluster: Cluster) -> None:
     cluster.kubectl("uncordon", node)
 
 
+PDB = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 2
+  selector:
+    matchLabels: {app: web}
+"""
+
+
+def test_a_disruption_budget_holds_a_drain_back(cluster: Cluster) -> None:
+    _deploy(cluster)
+    cluster.kubectl("apply", "-f", "-", input=PDB)
+    cluster.advance(1)
+    row = cluster.kubectl("get", "pdb", "web").stdout.splitlines()[1].split()
+    assert row[:4] == ["web", "2", "N/A", "0"]  # MIN AVAILABLE, MAX UNAVAILABLE, ALLOWED DISRUPTIONS
+    node = cluster.kjson("get", "pods")["items"][0]["spec"]["nodeName"]
+    drain = cluster.kubectl("drain", node, "--ignore-daemonsets", "--timeout=3s", check=False, timeout=30)
+    assert drain.returncode != 0
+    assert "Cannot evict pod as it would violate the pod's disruption budget." in drain.stderr, drain.stderr
+    assert len(cluster.kjson("get", "pods")["items"]) == 2  # nothing was evicted
+    cluster.kubectl("uncordon", node)
+    cluster.kubectl("scale", "deploy/web", "--replicas=3")
+    cluster.advance(60)
+    assert cluster.kubectl("get", "pdb", "web").stdout.splitlines()[1].split()[3] == "1"
+
+
 def test_edit_with_an_editor_script(cluster: Cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import os
     import subprocess

@@ -14,6 +14,7 @@ from .cluster import (
     ServiceAccountController,
 )
 from .deployment import DeploymentController
+from .disruption import DisruptionController
 from .endpoints import EndpointsController
 from .gc import GarbageCollector
 from .index import Index
@@ -45,6 +46,7 @@ class ControllerManager:
             self.kubelet,
             EndpointsController(twin, self.index),
             QuotaController(twin, self.index),
+            DisruptionController(twin, self.index),
             NodeHeartbeat(twin, self.index),
         ]
         for extra in _optional_controllers(twin, self.index):

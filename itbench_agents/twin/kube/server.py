@@ -40,6 +40,7 @@ from .patch import (
     strategic_merge,
     unsupported_media,
 )
+from .pdb import check_eviction
 from .pod_deletion import delete_pod
 from .resources import ResourceInfo, ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
@@ -1170,34 +1171,11 @@ class KubeApi:
             raise not_found("", "pods", t.name or "")
         body = self._json_body(req) if req.body else {}
         opts = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
-        self._check_pdbs(pod)
-        if not self._dry_run(req) and not (opts.get("dryRun")):
+        dry_run = bool(self._dry_run(req) or opts.get("dryRun"))
+        check_eviction(self.store, pod, self.twin.now(), dry_run)  # the pod's disruption budget
+        if not dry_run:
             delete_pod(self.store, pod, opts.get("gracePeriodSeconds"))  # graceful, like a DELETE
         return Response.json(_status_ok(), 201)
-
-    def _check_pdbs(self, pod: Obj) -> None:
-        ns = pod["metadata"].get("namespace", "")
-        for pdb in self.store.list(GroupResource("policy", "poddisruptionbudgets"), ns):
-            sel = selector_from_label_selector((pdb.get("spec") or {}).get("selector"))
-            if sel and labels_match(sel, pod):
-                allowed = (pdb.get("status") or {}).get("disruptionsAllowed")
-                if allowed is not None and allowed <= 0:
-                    raise ApiError(
-                        429,
-                        "TooManyRequests",
-                        "Cannot evict pod as it would violate the pod's disruption budget.",
-                        {
-                            "causes": [
-                                {
-                                    "reason": "DisruptionBudget",
-                                    "message": f"The disruption budget {pdb['metadata']['name']} needs "
-                                    f"{(pdb.get('status') or {}).get('desiredHealthy', 0)} healthy "
-                                    "pods and has "
-                                    f"{(pdb.get('status') or {}).get('currentHealthy', 0)} currently",
-                                }
-                            ]
-                        },
-                    )
 
     def _bind(self, req: Request, t: Target) -> Response:
         ns = self._ns(t)
