@@ -22,21 +22,27 @@ def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
             assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
             kinds = [o["kind"] for o in p.objects]
             if sc.persona == "finops":  # what a cost cutter must not break (below)
-                assert kinds[2:] == [
+                assert kinds[3:] == [
                     "HorizontalPodAutoscaler",
                     "CronJob",
                     "PersistentVolume",
                     "PersistentVolumeClaim",
                 ], sc.id
-                kinds = kinds[:2]
+                kinds = kinds[:3]
             else:
                 assert not p.replicas, sc.id
-            assert kinds == ["ResourceQuota", "Schedule"], sc.id
-            quota, drill = p.objects[:2]
+            assert kinds == ["ResourceQuota", "Schedule", "PodDisruptionBudget"], sc.id
+            quota, drill, budget = p.objects[:3]
             assert quota["metadata"]["name"] == QUOTA_NAME and int(quota["spec"]["hard"]["pods"]) >= 100
             assert drill["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] == "true"
             target = drill["metadata"]["name"].removeprefix("gameday-").removesuffix("-latency")
             assert not Protection.of(sc).names_workload(target), (sc.id, target)
+            assert budget["metadata"]["name"] == f"{target}-pdb" and budget["spec"]["maxUnavailable"] == 1
+            assert budget["spec"]["selector"] == next(
+                o["spec"]["selector"]
+                for o in manifests[sc.app]
+                if o["kind"] == "Deployment" and o["metadata"]["name"] == target
+            )
             targets.add(target)
     assert len(targets) > 5  # not one workload every time
 
@@ -52,7 +58,7 @@ def test_finops_apps_run_a_workload_highly_available_and_a_suspended_cronjob() -
     chosen = set()
     for sc in finops:
         p = plan(sc, 0, copy.deepcopy(manifests))
-        hpa, cron, volume, claim = p.objects[2:]
+        hpa, cron, volume, claim = p.objects[3:]
         ((name, replicas),) = p.replicas.items()
         assert replicas == HA_REPLICAS and not Protection.of(sc).names_workload(name), sc.id
         assert hpa["spec"]["scaleTargetRef"]["name"] == name and hpa["spec"]["minReplicas"] == HA_REPLICAS
@@ -95,6 +101,10 @@ def test_the_app_is_deployed_with_it_and_nothing_fires(tmp_path) -> None:  # typ
         quota = api.get("v1", "ResourceQuota", "otel-demo", QUOTA_NAME)
         assert quota["metadata"]["creationTimestamp"] == app_created
         assert quota["status"]["used"]["pods"] != "0"
+        # the drilled workload's disruption budget, kept by the disruption controller
+        [budget] = api.list("policy/v1", "PodDisruptionBudget", "otel-demo")
+        assert budget["metadata"]["creationTimestamp"] == app_created
+        assert budget["status"]["expectedPods"] >= 1 and budget["status"]["disruptionsAllowed"] == 1
         # the paused drill spawned nothing; the healthy app raised nothing
         assert api.list("chaos-mesh.org/v1alpha1", "NetworkChaos", "otel-demo") == []
         assert env.baseline.alerts_active == []  # type: ignore[union-attr]
