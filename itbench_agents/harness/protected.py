@@ -7,6 +7,8 @@ reset would break. Each episode's app is therefore deployed with, seeded per sce
 * product feature flags switched on in the flagd file (:mod:`product_flags`; apps with a flag file);
 * a namespace ResourceQuota on object counts, with room to spare (a platform team's guard rail):
   pods, Services and Deployments at several times what the app runs;
+* a LimitRange on claims (another guard rail): no PersistentVolumeClaim over
+  :data:`CLAIM_MAX_STORAGE` (the twin's LimitRanger enforces it on create, as the API server does);
 * a paused weekly game-day chaos ``Schedule`` (a NetworkChaos delay drill) on a workload the
   scenario does not name, and a PodDisruptionBudget on the same workload (``maxUnavailable: 1``:
   a drain takes its pods one at a time; the twin's disruption controller keeps its status, and
@@ -112,6 +114,26 @@ def quota(namespace: str, manifests: list[Obj], nodes: int = 3) -> Obj:
     }
 
 
+CLAIM_LIMITS_NAME = "claim-size-limits"
+CLAIM_MAX_STORAGE = "500Gi"
+
+
+def claim_limits(namespace: str) -> Obj:
+    """A LimitRange that caps each PersistentVolumeClaim's storage request: it defaults nothing
+    (a ``Container`` item with ``max`` would give limitless containers a limit), it only refuses a
+    claim larger than :data:`CLAIM_MAX_STORAGE`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {
+            "name": CLAIM_LIMITS_NAME,
+            "namespace": namespace,
+            "labels": {"platform.example.com/guard-rail": "true"},
+        },
+        "spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": CLAIM_MAX_STORAGE}}]},
+    }
+
+
 def gameday(namespace: str, target: Obj, rng: random.Random) -> Obj:
     """A paused weekly NetworkChaos drill on ``target``: it spawns nothing while paused."""
     labels = dict(((target.get("spec") or {}).get("selector") or {}).get("matchLabels") or {})
@@ -162,6 +184,7 @@ def plan(scenario: Scenario, seed: int, manifests: list[Obj]) -> ProtectedBaseli
     ns = scenario.namespace
     out = ProtectedBaseline(product_flags=product_flags.choose(rng))
     out.objects.append(quota(ns, manifests))
+    out.objects.append(claim_limits(ns))
     prot = Protection.of(scenario)
     pool = sorted(
         (

@@ -171,6 +171,51 @@ def test_limit_range_defaults_and_max(twin):
     )
 
 
+def _claim(name: str, storage: str | None) -> dict:
+    spec: dict = {"accessModes": ["ReadWriteOnce"]}
+    if storage is not None:
+        spec["resources"] = {"requests": {"storage": storage}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def test_a_claim_limit_range_refuses_claims_outside_it_and_defaults_nothing(twin):
+    pvcs = GroupResource("", "persistentvolumeclaims")
+    twin.store.create(
+        LIMITRANGES,
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": {"name": "claims", "namespace": "default"},
+            "spec": {
+                "limits": [
+                    {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "500Gi"}}
+                ]
+            },
+        },
+    )
+    ok = admit(twin, pvcs, _claim("ok", "20Gi"), "CREATE")
+    assert ok["spec"]["resources"] == {"requests": {"storage": "20Gi"}}
+    with pytest.raises(ApiError) as e:
+        admit(twin, pvcs, _claim("big", "1Ti"), "CREATE")
+    assert e.value.code == 403 and e.value.message == (
+        'persistentvolumeclaims "big" is forbidden: maximum storage usage per PersistentVolumeClaim is 500Gi, '
+        "but request is 1Ti"
+    )
+    with pytest.raises(ApiError) as e:
+        admit(twin, pvcs, _claim("none", None), "CREATE")
+    assert e.value.message == (
+        'persistentvolumeclaims "none" is forbidden: [minimum storage usage per PersistentVolumeClaim is 1Gi.  '
+        "No request is specified, maximum storage usage per PersistentVolumeClaim is 500Gi.  No request is specified]"
+    )
+    pod = admit(twin, PODS, _pod("a"), "CREATE")  # a claim item says nothing about containers
+    assert "kubernetes.io/limit-ranger" not in (pod["metadata"].get("annotations") or {})
+
+
 def test_limits_default_requests_and_qos(twin):
     pod = admit(twin, PODS, _pod("a", limits={"memory": "1Gi", "cpu": "1"}), "CREATE")
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"memory": "1Gi", "cpu": "1"}

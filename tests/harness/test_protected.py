@@ -22,17 +22,20 @@ def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
             assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
             kinds = [o["kind"] for o in p.objects]
             if sc.persona == "finops":  # what a cost cutter must not break (below)
-                assert kinds[3:] == [
+                assert kinds[4:] == [
                     "HorizontalPodAutoscaler",
                     "CronJob",
                     "PersistentVolume",
                     "PersistentVolumeClaim",
                 ], sc.id
-                kinds = kinds[:3]
+                kinds = kinds[:4]
             else:
                 assert not p.replicas, sc.id
-            assert kinds == ["ResourceQuota", "Schedule", "PodDisruptionBudget"], sc.id
-            quota, drill, budget = p.objects[:3]
+            assert kinds == ["ResourceQuota", "LimitRange", "Schedule", "PodDisruptionBudget"], sc.id
+            quota, limits, drill, budget = p.objects[:4]
+            assert limits["spec"]["limits"] == [
+                {"type": "PersistentVolumeClaim", "max": {"storage": "500Gi"}}
+            ]
             assert quota["metadata"]["name"] == QUOTA_NAME and int(quota["spec"]["hard"]["pods"]) >= 100
             assert drill["metadata"]["annotations"]["experiment.chaos-mesh.org/pause"] == "true"
             target = drill["metadata"]["name"].removeprefix("gameday-").removesuffix("-latency")
@@ -58,7 +61,7 @@ def test_finops_apps_run_a_workload_highly_available_and_a_suspended_cronjob() -
     chosen = set()
     for sc in finops:
         p = plan(sc, 0, copy.deepcopy(manifests))
-        hpa, cron, volume, claim = p.objects[3:]
+        hpa, cron, volume, claim = p.objects[4:]
         ((name, replicas),) = p.replicas.items()
         assert replicas == HA_REPLICAS and not Protection.of(sc).names_workload(name), sc.id
         assert hpa["spec"]["scaleTargetRef"]["name"] == name and hpa["spec"]["minReplicas"] == HA_REPLICAS

@@ -105,6 +105,8 @@ def _mutating_chain(twin: Twin, gr: GroupResource, obj: Obj) -> Obj:
         if sc is not None:
             obj = clone(obj)
             obj.setdefault("spec", {})["storageClassName"] = sc["metadata"]["name"]
+    if gr == PVCS:
+        _admit_claim_limit_ranges(twin, obj)
     _admit_quota(twin, gr, obj)
     return obj
 
@@ -332,6 +334,39 @@ def _admit_limit_ranges(twin: Twin, pod: Obj) -> None:
     if errors:
         msg = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
         raise _forbidden(PODS, _pod_name(pod), msg)
+
+
+def _admit_claim_limit_ranges(twin: Twin, claim: Obj) -> None:
+    """LimitRanger for a PersistentVolumeClaim: the ``PersistentVolumeClaim`` items' ``min`` and
+    ``max`` against what the claim requests (``PersistentVolumeClaimValidateLimitFunc``)."""
+    ns = claim.get("metadata", {}).get("namespace") or "default"
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    errors: list[str] = []
+    for lr in twin.store.list(LIMITRANGES, ns):
+        for item in lr.get("spec", {}).get("limits") or []:
+            if item.get("type") != "PersistentVolumeClaim":
+                continue
+            for r, q in (item.get("min") or {}).items():
+                if r not in requests:
+                    errors.append(
+                        f"minimum {r} usage per PersistentVolumeClaim is {q}.  No request is specified"
+                    )
+                elif parse_quantity(requests[r]) < parse_quantity(q):
+                    errors.append(
+                        f"minimum {r} usage per PersistentVolumeClaim is {q}, but request is {requests[r]}"
+                    )
+            for r, q in (item.get("max") or {}).items():
+                if r not in requests:
+                    errors.append(
+                        f"maximum {r} usage per PersistentVolumeClaim is {q}.  No request is specified"
+                    )
+                elif parse_quantity(requests[r]) > parse_quantity(q):
+                    errors.append(
+                        f"maximum {r} usage per PersistentVolumeClaim is {q}, but request is {requests[r]}"
+                    )
+    if errors:
+        msg = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        raise _forbidden(PVCS, claim.get("metadata", {}).get("name", ""), msg)
 
 
 def _container_kind(pod: Obj, cname: str) -> str:
