@@ -48,6 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..k8s.selectors import matches_map
 from ..tools.alerts import fetch_alerts
 from ..tools.context import ToolContext
 from ..tools.kubectl import kubectl_json
@@ -55,7 +56,6 @@ from ..tools.registry import ToolError, get_tool
 from ..tools.summarize import trace_error_sources
 from ..tools.topology import dependencies
 from ..tools.traces import find_traces
-from ..twin.controllers.selectors import matches_map
 from ..twin.kube.store import parse_rfc3339
 from .base import (
     AgentConfig,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..twin.controllers.selectors import matches_map
+from ..k8s.selectors import matches_map
 from .entities import norm_kind
 
 EDGE_WEIGHTS: dict[str, float] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..twin.controllers.selectors import matches_map
+from ..k8s.selectors import matches_map
 from .context import ToolContext
 from .http import get_json
 from .registry import ToolError, tool

@@ -147,7 +147,10 @@ def test_an_eviction_spends_the_budget_until_the_replacement_is_ready(twin) -> N
     assert body["code"] == 429 and body["reason"] == "TooManyRequests"
     assert body["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
     assert body["details"]["causes"] == [
-        {"reason": "DisruptionBudget", "message": "The disruption budget web-pdb needs 2 healthy pods and has 3 currently"}
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget web-pdb needs 2 healthy pods and has 3 currently",
+        }
     ]
     delete_pod(twin.store, twin.store.get(PODS, "default", first["metadata"]["name"]))
     twin.advance(60)  # the pod is gone and its replacement ready
@@ -211,7 +214,10 @@ def test_a_spec_change_not_yet_seen_is_retried_later(twin) -> None:
 
 def test_go_formatting_helpers() -> None:
     assert scaled_value("34%", 3) == 2 and scaled_value(2, 10) == 2
-    sel = {"matchLabels": {"b": "2", "a": "1"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}]}
+    sel = {
+        "matchLabels": {"b": "2", "a": "1"},
+        "matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}],
+    }
     assert go_label_selector(sel) == (
         "&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},"
         "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[x y],},},}"

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.selectors import matches_map
 from ..controllers import coredns
 from ..controllers.kinds import CRDS, NAMESPACES
 from ..faults import chaosmesh
@@ -54,7 +55,6 @@ from .cluster import (
     SERVICES,
     STATEFULSETS,
     ClusterView,
-    matches,
     resolve_env,
 )
 from .model import AppModel
@@ -456,7 +456,7 @@ class BehaviourModel:
             obj = self.twin.store.get(gr, self.app.namespace, workload)
             if obj is not None:
                 sel = (obj.get("spec", {}).get("selector") or {}).get("matchLabels") or {}
-                if matches(sel, labels):
+                if matches_map(sel, labels):
                     return True
         return False
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ...k8s.readiness import serving
 from ..controllers.kinds import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -31,42 +32,6 @@ from .model import AppModel, Service
 Obj = dict[str, Any]
 
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-
-
-def is_ready(pod: Obj) -> bool:
-    if pod.get("metadata", {}).get("deletionTimestamp"):
-        return False
-    for c in pod.get("status", {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
-
-
-def matches(selector: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
-    """Equality selector semantics (an empty selector matches nothing for Services)."""
-    if not selector:
-        return False
-    labels = labels or {}
-    return all(labels.get(k) == v for k, v in selector.items())
-
-
-def label_selector_matches(sel: Obj | None, labels: dict[str, str] | None) -> bool:
-    """metav1.LabelSelector semantics (an empty selector matches everything)."""
-    sel = sel or {}
-    labels = labels or {}
-    if any(labels.get(k) != v for k, v in (sel.get("matchLabels") or {}).items()):
-        return False
-    for expr in sel.get("matchExpressions") or []:
-        key, op, vals = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        has = key in labels
-        if (
-            (op == "In" and (not has or labels[key] not in vals))
-            or (op == "NotIn" and has and labels[key] in vals)
-            or (op == "Exists" and not has)
-            or (op == "DoesNotExist" and has)
-        ):
-            return False
-    return True
 
 
 def find_container(pod: Obj, name: str) -> Obj | None:
@@ -295,7 +260,7 @@ class ClusterView:
                     env = self.env_of(pod, c)
                     runs_as = self._runs_as(name, c)
                     self._instances[runs_as if runs_as in self._instances else name].append(
-                        Instance(pod, c, env, is_ready(pod), runs_as)
+                        Instance(pod, c, env, serving(pod), runs_as)
                     )
         return self._instances
 
@@ -306,7 +271,7 @@ class ClusterView:
         cache: dict[str, list[Instance]] = self.__dict__.setdefault("_one", {})
         if service not in cache:
             cache[service] = [
-                Instance(pod, c, self.env_of(pod, c), is_ready(pod), service)
+                Instance(pod, c, self.env_of(pod, c), serving(pod), service)
                 for pod, c in self._service_pods(service)
             ]
         return cache[service]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cluster import label_selector_matches
+from ...k8s.selectors import matches
 
 Obj = dict[str, Any]
 
@@ -76,8 +76,9 @@ def _direction_allows(
     target = me if direction == "Ingress" else peer  # whose ports the rule's ports refer to
     for np in policies(me.namespace):
         spec = np.get("spec") or {}
-        if direction not in policy_types(spec) or not label_selector_matches(
-            spec.get("podSelector"), me.labels
+        if direction not in policy_types(spec) or not matches(
+            spec.get("podSelector") or {},
+            me.labels,  # a struct in Go: absent is empty, all pods
         ):
             continue
         isolated = True
@@ -123,11 +124,11 @@ def _peers_match(
                 return True
             continue
         if "namespaceSelector" in p:
-            if not label_selector_matches(p["namespaceSelector"], namespace_labels(peer.namespace)):
+            if not matches(p["namespaceSelector"] or {}, namespace_labels(peer.namespace)):
                 continue
         elif peer.namespace != policy_ns:
             continue  # a podSelector alone means pods of the policy's own namespace
-        if "podSelector" in p and not label_selector_matches(p["podSelector"], peer.labels):
+        if "podSelector" in p and not matches(p["podSelector"] or {}, peer.labels):
             continue
         if "podSelector" in p or "namespaceSelector" in p:
             return True

@@ -11,13 +11,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...k8s.readiness import serving
+from ...k8s.selectors import matches_map
 from ..controllers import coredns
 from ..controllers.kinds import NAMESPACES, NETPOLS
 from ..faults.chaos import ActiveChaos, parse_duration, picked, target_selects
 from . import netpol
 from .cluster import PODS as _PODS
 from .cluster import SERVICES as _SERVICES
-from .cluster import ClusterView, Instance, is_ready, matches
+from .cluster import ClusterView, Instance
 from .model import Dependency, Operation
 
 Obj = dict[str, Any]
@@ -224,21 +226,21 @@ def connect(
         pods = (
             view.select(selector)
             if ns == view.ns
-            else [p for p in view.store.list(_PODS, ns) if matches(selector, p["metadata"].get("labels"))]
+            else [p for p in view.store.list(_PODS, ns) if matches_map(selector, p["metadata"].get("labels"))]
         )
-        backends = [p for p in pods if is_ready(p)]
+        backends = [p for p in pods if serving(p)]
         target = sport.get("targetPort", sport.get("port"))
         good: list[Instance] = []
         ports = {}
         bad_ips: list[str] = []
-        serving = {i.pod["metadata"]["uid"]: i for i in view.serving(callee)}
+        serving_by_uid = {i.pod["metadata"]["uid"]: i for i in view.serving(callee)}
         total = 0
         for pod in backends:
             tport = _target_port(pod, target)
             if tport is None:
                 continue  # a named port the pod does not declare: not an endpoint
             total += 1
-            inst = serving.get(pod["metadata"].get("uid"))
+            inst = serving_by_uid.get(pod["metadata"].get("uid"))
             if inst is not None and tport in inst.listens_on(svc_spec):
                 good.append(inst)
                 ports[id(inst)] = tport

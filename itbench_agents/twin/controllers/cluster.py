@@ -10,6 +10,7 @@ import contextlib
 import functools
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone
@@ -17,7 +18,7 @@ from .admission import namespace_usage
 from .base import Controller, update_object, update_status
 from .bootstrap import default_service_account, root_ca_configmap
 from .events import micro_time, record_event
-from .index import is_terminal, node_ready
+from .index import is_terminal
 from .kinds import (
     CONFIGMAPS,
     LEASES,
@@ -80,7 +81,7 @@ class NodeLifecycleController(Controller):
         if node is None:
             return
         cordoned = bool(node.get("spec", {}).get("unschedulable"))
-        ready = node_ready(node)
+        ready = is_ready(node)
 
         def mutate(obj: Obj) -> None:
             taints = [
@@ -146,7 +147,7 @@ class NodeLifecycleController(Controller):
     def _evict_one(self, node: str, ns: str, name: str, uid: str) -> None:
         nobj = self.store.get(NODES, "", node)
         pod = self.store.get(PODS, ns, name)
-        if nobj is None or node_ready(nobj) or pod is None or pod["metadata"]["uid"] != uid:
+        if nobj is None or is_ready(nobj) or pod is None or pod["metadata"]["uid"] != uid:
             return
         record_taint_eviction(self.twin, pod)
         with contextlib.suppress(ApiError):
@@ -207,7 +208,7 @@ class NodeHeartbeat(Controller):
             return  # the garbage collector removes the Lease with its owner
         every = heartbeat_every(self.twin, LEASE_RENEW_S, QUIET_LEASE_RENEW_S)
         self.twin.scheduler.after(every, lambda: self._renew(name), key=(self.name, "lease", name))
-        if not node_ready(node):
+        if not is_ready(node):
             return
         lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
         now = micro_time(self.now())
@@ -250,7 +251,7 @@ class NodeHeartbeat(Controller):
             return
         every = heartbeat_every(self.twin, NODE_STATUS_REPORT_S, QUIET_NODE_STATUS_REPORT_S)
         self.twin.scheduler.after(every, lambda: self._report(name), key=(self.name, "status", name))
-        if not node_ready(node):
+        if not is_ready(node):
             return
         ts = _ts(self)
         status = clone(node.get("status") or {})

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...k8s.readiness import is_ready
+from ...k8s.selectors import labels_of, matches_map, node_selector_term_matches
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent
 from .base import Controller, update_status
 from .events import record_event
-from .index import is_active, pod_ready
+from .index import is_active
 from .kinds import DAEMONSETS, NODES, PODS
 from .podscheduler import _tolerates
-from .selectors import labels_of, matches_map, node_selector_term_matches
 from .statefulset import REVISION_LABEL, ensure_revision
 from .workload import create_pod, pod_from_template
 
@@ -121,14 +122,14 @@ class DaemonSetController(Controller):
         # rolling update, one at a time
         live = [p for n, ps in by_node.items() if n in names for p in ps[:1]]
         outdated = [p for p in live if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) != rev]
-        if outdated and all(pod_ready(p) for p in live):
+        if outdated and all(is_ready(p) for p in live):
             self._delete(ds, sorted(outdated, key=lambda p: p["metadata"]["name"])[0])
         ds = self.store.get(DAEMONSETS, ns, name)
         if ds is None:
             return
         pods = [p for p in self.index.owned(ds["metadata"]["uid"], PODS) if is_active(p)]
         scheduled = [p for p in pods if _target_node(p) in names]
-        ready = sum(1 for p in scheduled if pod_ready(p))
+        ready = sum(1 for p in scheduled if is_ready(p))
         updated = sum(1 for p in scheduled if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == rev)
         status = {
             "currentNumberScheduled": len({_target_node(p) for p in scheduled}),

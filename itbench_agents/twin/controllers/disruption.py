@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..kube.pdb import DELETION_TIMEOUT_S, PDBS, pod_is_ready, set_condition, update_disruption_allowed
+from ...k8s.readiness import is_ready
+from ...k8s.selectors import labels_of, matches
+from ..kube.pdb import DELETION_TIMEOUT_S, PDBS, set_condition, update_disruption_allowed
 from ..kube.store import ChangeEvent, GroupResource, parse_rfc3339
 from .base import Controller, update_status
 from .events import record_event
 from .kinds import DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, STATEFULSETS
-from .selectors import labels_of, matches
 
 Obj = dict[str, Any]
 
@@ -117,7 +118,7 @@ class DisruptionController(Controller):
             for p in pods
             if not p["metadata"].get("deletionTimestamp")
             and not _recently_disrupted(disrupted.get(p["metadata"]["name"]), now)
-            and pod_is_ready(p)
+            and is_ready(p)
         )
         allowed = healthy - desired
         if expected <= 0 or allowed <= 0:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ...k8s.readiness import is_ready
+from ...k8s.selectors import labels_of, matches_map
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, clone
 from .base import Controller
-from .index import is_terminal, owner_ref, pod_ready
+from .index import is_terminal, owner_ref
 from .kinds import ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES
-from .selectors import labels_of, matches_map
 
 Obj = dict[str, Any]
 
@@ -186,7 +187,7 @@ class EndpointsController(Controller):
                 continue
             k = tuple((p.get("name", ""), p["port"], p["protocol"]) for p in eports)
             sub = subsets.setdefault(k, {"ports": eports} if eports else {})
-            field = "addresses" if pod_ready(pod) else "notReadyAddresses"
+            field = "addresses" if is_ready(pod) else "notReadyAddresses"
             sub.setdefault(field, []).append(self._address(pod))
         labels = dict(svc["metadata"].get("labels") or {})
         if svc.get("spec", {}).get("clusterIP") == "None":
@@ -227,7 +228,7 @@ class EndpointsController(Controller):
             for r in resolved:
                 if r not in slice_ports:
                     slice_ports.append(r)
-            ready = pod_ready(pod)
+            ready = is_ready(pod)
             e: Obj = {
                 "addresses": [pod["status"]["podIP"]],
                 "conditions": {"ready": ready, "serving": ready, "terminating": False},

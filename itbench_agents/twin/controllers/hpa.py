@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_object, update_status
 from .events import record_event
-from .index import is_active, pod_ready
+from .index import is_active
 from .kinds import DEPLOYMENTS, HPAS, REPLICASETS, STATEFULSETS
 from .quantity import parse_quantity
 
@@ -114,7 +115,7 @@ class HorizontalPodAutoscalerController(Controller):
             if util is not None:
                 cm["resource"]["current"]["averageUtilization"] = util
             current_metrics.append(cm)
-            ready = len([p for p in pods if pod_ready(p)]) or current
+            ready = len([p for p in pods if is_ready(p)]) or current
             desired = current if abs(ratio - 1.0) <= TOLERANCE else math.ceil(ratio * ready)
             label = (
                 f"{res} resource utilization (percentage of request)"
@@ -234,7 +235,7 @@ class HorizontalPodAutoscalerController(Controller):
         self._write(hpa, status, conds)
 
     def _utilisation(self, pods: list[Obj], res: str, tgt: Obj) -> tuple[float, int | None, str, str | None]:
-        ready = [p for p in pods if pod_ready(p)]
+        ready = [p for p in pods if is_ready(p)]
         if not ready:
             return 1.0, None, "0", "did not receive metrics for targeted pods (pods might be unready)"
         total_use = 0.0

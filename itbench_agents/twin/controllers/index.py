@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ...k8s.selectors import labels_of, match_expression
 from ..kube.store import ChangeEvent, GroupResource, ObjectStore
 from .kinds import LEASES, NODES, PODS
-from .selectors import labels_of, match_expression
 
 Obj = dict[str, Any]
 Ref = tuple[GroupResource, str, str]
@@ -195,18 +195,6 @@ def is_terminal(pod: Obj) -> bool:
 def is_active(pod: Obj) -> bool:
     """Counted by workload controllers: not finished and not being deleted."""
     return not is_terminal(pod) and not pod.get("metadata", {}).get("deletionTimestamp")
-
-
-def is_ready(obj: Obj) -> bool:
-    """Whether a pod's or node's (first) Ready condition is True."""
-    for c in obj.get("status", {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
-
-
-pod_ready = is_ready
-node_ready = is_ready
 
 
 def ready_since(pod: Obj) -> str | None:

@@ -8,12 +8,13 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
 from .base import Controller, update_status
 from .events import record_event
-from .index import owner_ref, pod_ready
+from .index import owner_ref
 from .kinds import CRONJOBS, JOBS, PODS
 from .workload import create_pod, pod_from_template
 
@@ -159,7 +160,7 @@ class JobController(Controller):
         status["active"] = len(active)
         status["succeeded"] = succeeded
         status["failed"] = failed_pods
-        status["ready"] = sum(1 for p in active if pod_ready(p))
+        status["ready"] = sum(1 for p in active if is_ready(p))
         status["terminating"] = 0
         status["uncountedTerminatedPods"] = {}
         if conds:

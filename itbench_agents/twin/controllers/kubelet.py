@@ -22,13 +22,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent, GroupResource, rfc3339
 from ..runtime import VERIFY_ENV, ContainerVerdict, StaleCacheError, TracedRuntime, VerdictReads
 from .admission import qos_class
 from .base import Controller, update_status
 from .events import record_event
-from .index import node_ready
 from .kinds import CONTROLLERREVISIONS, EVENTS, LEASES, NODES, PODS, RESOURCEQUOTAS
 from .verdict_watch import Slot, Token, VerdictWatch
 from .workload import fnv32a
@@ -302,7 +302,7 @@ class Kubelet(Controller):
 
     def _node_ready(self, name: str) -> bool:
         node = self._node(name)
-        return node is not None and node_ready(node)
+        return node is not None and is_ready(node)
 
     def _admit_pod(self, pod: Obj) -> None:
         meta = pod["metadata"]

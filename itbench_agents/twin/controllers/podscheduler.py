@@ -14,6 +14,7 @@ import contextlib
 from collections import Counter
 from typing import Any
 
+from ...k8s.selectors import labels_of, matches, matches_map, node_selector_term_matches
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone, rfc3339
@@ -22,7 +23,6 @@ from .events import record_event
 from .index import is_terminal
 from .kinds import NODES, PODS, PVCS
 from .quantity import parse_quantity
-from .selectors import labels_of, matches, matches_map, node_selector_term_matches
 from .volumes import waits_for_consumer
 
 Obj = dict[str, Any]

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, rfc3339
 from .base import Controller, update_status
 from .events import record_event
-from .index import is_active, pod_ready
+from .index import is_active
 from .kinds import LIMITRANGES, PODS, REPLICASETS, RESOURCEQUOTAS, SERVICEACCOUNTS
 from .workload import create_pod, deletion_rank, is_available, pod_from_template, service_account_of
 
@@ -142,7 +143,7 @@ class ReplicaSetController(Controller):
                 for p in pods
                 if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in tmpl_labels.items())
             ),
-            "readyReplicas": sum(1 for p in pods if pod_ready(p)),
+            "readyReplicas": sum(1 for p in pods if is_ready(p)),
             "availableReplicas": sum(1 for p in pods if is_available(p, mrs, now)),
             "observedGeneration": rs["metadata"].get("generation", 1),
         }

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
 from ..kube.store import ChangeEvent, clone
 from .admission import admit
 from .base import Controller, update_status
 from .events import record_event
-from .index import is_active, owner_ref, pod_ready
+from .index import is_active, owner_ref
 from .kinds import CONTROLLERREVISIONS, PODS, PVCS, SERVICEACCOUNTS, STATEFULSETS
 from .workload import create_pod, pod_from_template, service_account_of, template_hash
 
@@ -80,7 +81,7 @@ class StatefulSetController(Controller):
         for i in range(replicas):
             pname = f"{name}-{i}"
             if pname in pods:
-                if not parallel and not pod_ready(pods[pname]):
+                if not parallel and not is_ready(pods[pname]):
                     break
                 continue
             for vct in spec.get("volumeClaimTemplates") or []:
@@ -166,7 +167,7 @@ class StatefulSetController(Controller):
             strategy == "RollingUpdate"
             and not extra
             and len(live) == replicas
-            and all(pod_ready(p) for p in live)
+            and all(is_ready(p) for p in live)
         ):
             partition = int(
                 ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0) or 0
@@ -187,10 +188,10 @@ class StatefulSetController(Controller):
             return
         active = [p for p in self.index.owned(sts["metadata"]["uid"], PODS) if is_active(p)]
         updated = [p for p in active if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == rev]
-        ready = sum(1 for p in active if pod_ready(p))
+        ready = sum(1 for p in active if is_ready(p))
         old = sts.get("status", {})
         current_rev = old.get("currentRevision") or rev
-        if len(updated) == replicas and all(pod_ready(p) for p in updated):
+        if len(updated) == replicas and all(is_ready(p) for p in updated):
             current_rev = rev
         status = {
             "observedGeneration": sts["metadata"].get("generation", 1),

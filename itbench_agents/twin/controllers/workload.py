@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.readiness import is_ready
 from ..kube.store import clone, parse_rfc3339
 from .admission import admit
-from .index import owner_ref, pod_ready
+from .index import owner_ref
 from .kinds import PODS
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def deletion_rank(pod: Obj) -> tuple[Any, ...]:
     return (
         1 if pod.get("spec", {}).get("nodeName") else 0,
         phase_rank,
-        1 if pod_ready(pod) else 0,
+        1 if is_ready(pod) else 0,
         -restarts,
         -_ts(pod),
         pod["metadata"]["name"],
@@ -93,7 +94,7 @@ def deletion_rank(pod: Obj) -> tuple[Any, ...]:
 
 
 def is_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
-    if not pod_ready(pod):
+    if not is_ready(pod):
         return False
     if min_ready_seconds <= 0:
         return True

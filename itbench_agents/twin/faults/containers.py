@@ -357,14 +357,15 @@ def _init_verdict(view: ClusterView, pod: Obj, container: Obj, cmd: list[str]) -
 
 
 def _reachable(view: ClusterView, host: str, port: int) -> bool:
-    from ..app.cluster import SERVICES, is_ready
+    from ...k8s.readiness import serving
+    from ..app.cluster import SERVICES
 
     name = host.split(".")[0]
     svc = view.store.get(SERVICES, view.ns, name)
     if svc is None or not any(p.get("port") == port for p in svc.get("spec", {}).get("ports") or []):
         return False
     sel = svc.get("spec", {}).get("selector") or {}
-    return any(is_ready(p) for p in view.select(sel))
+    return any(serving(p) for p in view.select(sel))
 
 
 NODE_SYSTEM_SHARE = 0.1

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...k8s.readiness import is_ready
+from ...k8s.selectors import matches
 from .errors import ApiError
-from .selectors import labels_match, selector_from_label_selector
 from .store import GroupResource, ObjectStore, clone, rfc3339
 
 Obj = dict[str, Any]
@@ -35,14 +36,6 @@ DELETION_TIMEOUT_S = 120.0
 MAX_DISRUPTED_PODS = 2000
 """``MaxDisruptedPodSize``: evictions the controller has not confirmed yet, at most."""
 CONDITION = "DisruptionAllowed"
-
-
-def pod_is_ready(pod: Obj) -> bool:
-    """``IsPodReady``: the pod's Ready condition is True."""
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
 
 
 def set_condition(conditions: list[Obj], new: Obj, now: float) -> list[Obj]:
@@ -90,9 +83,10 @@ def budgets_for(store: ObjectStore, pod: Obj) -> list[Obj]:
     """The budgets that guard ``pod`` against eviction (a nil or empty selector guards none)."""
     ns = pod["metadata"].get("namespace", "")
     out = []
+    labels = (pod.get("metadata") or {}).get("labels") or {}
     for pdb in store.list(PDBS, ns):
-        sel = selector_from_label_selector((pdb.get("spec") or {}).get("selector"))
-        if sel and labels_match(sel, pod):
+        sel = (pdb.get("spec") or {}).get("selector") or {}
+        if (sel.get("matchLabels") or sel.get("matchExpressions")) and matches(sel, labels):
             out.append(pdb)
     return out
 
@@ -124,7 +118,7 @@ def check_eviction(store: ObjectStore, pod: Obj, now: float, dry_run: bool) -> N
     pdb = pdbs[0]
     status = pdb.get("status") or {}
     desired = int(status.get("desiredHealthy") or 0)
-    if not pod_is_ready(pod) and int(status.get("currentHealthy") or 0) >= desired and desired > 0:
+    if not is_ready(pod) and int(status.get("currentHealthy") or 0) >= desired and desired > 0:
         return  # an unhealthy pod while the budget holds: it does not count
     name = pdb["metadata"]["name"]
     if int(status.get("observedGeneration") or 0) < int(pdb["metadata"].get("generation") or 0):

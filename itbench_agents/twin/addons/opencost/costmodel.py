@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ....k8s.selectors import matches_map
 from ...kube.store import GroupResource
 from ...runtime import parse_quantity
 from ...telemetry.cadvisor import CadvisorFamily
@@ -355,6 +356,4 @@ class CostModel:
 
 def _selects(selector: Any, labels: dict[str, str]) -> bool:
     """A Service's selector (a plain map) matches these pod labels; an empty selector selects none."""
-    if not isinstance(selector, dict) or not selector:
-        return False
-    return all(labels.get(str(k)) == str(v) for k, v in selector.items())
+    return isinstance(selector, dict) and matches_map(selector, labels)
