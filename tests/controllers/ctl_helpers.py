@@ -74,6 +74,21 @@ def deployment(
     }
 
 
+def claim(name: str, size: str | None = "1Gi", storage_class: str | None = None) -> Obj:
+    """A PersistentVolumeClaim in ``default``: ``size`` None requests no storage at all."""
+    spec: Obj = {"accessModes": ["ReadWriteOnce"]}
+    if size is not None:
+        spec["resources"] = {"requests": {"storage": size}}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
 def pods_of(twin: Twin, prefix: str, namespace: str = "default") -> list[Obj]:
     return [p for p in twin.store.list(PODS, namespace) if p["metadata"]["name"].startswith(prefix + "-")]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ctl_helpers import DEPLOYMENTS, PODS, REPLICASETS, condition, deployment, events_for, pods_of
+from ctl_helpers import DEPLOYMENTS, PODS, REPLICASETS, claim, condition, deployment, events_for, pods_of
 
 from itbench_agents.twin.controllers.admission import admit
 from itbench_agents.twin.kube.errors import ApiError
@@ -171,18 +171,6 @@ def test_limit_range_defaults_and_max(twin):
     )
 
 
-def _claim(name: str, storage: str | None) -> dict:
-    spec: dict = {"accessModes": ["ReadWriteOnce"]}
-    if storage is not None:
-        spec["resources"] = {"requests": {"storage": storage}}
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
-
-
 def test_a_claim_limit_range_refuses_claims_outside_it_and_defaults_nothing(twin):
     pvcs = GroupResource("", "persistentvolumeclaims")
     twin.store.create(
@@ -198,16 +186,16 @@ def test_a_claim_limit_range_refuses_claims_outside_it_and_defaults_nothing(twin
             },
         },
     )
-    ok = admit(twin, pvcs, _claim("ok", "20Gi"), "CREATE")
+    ok = admit(twin, pvcs, claim("ok", "20Gi"), "CREATE")
     assert ok["spec"]["resources"] == {"requests": {"storage": "20Gi"}}
     with pytest.raises(ApiError) as e:
-        admit(twin, pvcs, _claim("big", "1Ti"), "CREATE")
+        admit(twin, pvcs, claim("big", "1Ti"), "CREATE")
     assert e.value.code == 403 and e.value.message == (
         'persistentvolumeclaims "big" is forbidden: maximum storage usage per PersistentVolumeClaim is 500Gi, '
         "but request is 1Ti"
     )
     with pytest.raises(ApiError) as e:
-        admit(twin, pvcs, _claim("none", None), "CREATE")
+        admit(twin, pvcs, claim("none", None), "CREATE")
     assert e.value.message == (
         'persistentvolumeclaims "none" is forbidden: [minimum storage usage per PersistentVolumeClaim is 1Gi.  '
         "No request is specified, maximum storage usage per PersistentVolumeClaim is 500Gi.  No request is specified]"

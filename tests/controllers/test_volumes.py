@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctl_helpers import DEPLOYMENTS, condition, deployment, events_for, pods_of
+from ctl_helpers import DEPLOYMENTS, claim, condition, deployment, events_for, pods_of
 
 from itbench_agents.twin.controllers.admission import admit
 from itbench_agents.twin.kube.store import GroupResource, clone
@@ -40,15 +40,7 @@ def _static(twin, cls="geo-storage", pv="geo-pv"):
 
 
 def _claim(name="geo-pvc", cls="geo-storage", size="1Gi"):
-    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
-    if cls is not None:
-        spec["storageClassName"] = cls
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
+    return claim(name, size, cls)
 
 
 def test_static_volume_binds_and_pod_runs(twin):
