@@ -27,7 +27,7 @@ from typing import Any
 
 from ...k8s.readiness import is_ready
 from ...k8s.selectors import labels_of, matches
-from ..kube.pdb import DELETION_TIMEOUT_S, PDBS, set_condition, update_disruption_allowed
+from ..kube.pdb import CONDITION, DELETION_TIMEOUT_S, PDBS, set_condition, update_disruption_allowed
 from ..kube.store import ChangeEvent, GroupResource, parse_rfc3339
 from .base import Controller, update_status
 from .events import record_event
@@ -225,7 +225,7 @@ class DisruptionController(Controller):
         status["conditions"] = set_condition(
             list(status.get("conditions") or []),
             {
-                "type": "DisruptionAllowed",
+                "type": CONDITION,
                 "status": "False",
                 "reason": "SyncFailed",
                 "message": why,
