@@ -2,8 +2,12 @@
 
 Scenario operations are applied through the Kubernetes API so that the same spec injects on the
 twin and on a live cluster. This client speaks the REST API directly (``requests``): discovery maps
-``apiVersion``/``kind`` to the resource path, then create/patch/delete/get/list. A bearer token
-from the kubeconfig is sent when present.
+``apiVersion``/``kind`` to the resource path, then create/patch/delete/get/list.
+
+:meth:`KubeApi.from_kubeconfig` reads a kubeconfig with the official ``kubernetes`` client's loader,
+so every way a kubeconfig authenticates works as with kubectl: bearer tokens, exec credential
+plugins (EKS, GKE; the token is asked for again when it expires), client certificates (kind), a
+custom CA or ``insecure-skip-tls-verify``.
 """
 
 from __future__ import annotations
@@ -50,11 +54,36 @@ class KubeApi:
         self.timeout = timeout
         self._resources: dict[tuple[str, str], ResourceInfo] = {}
         self._discovered: set[str] = set()
+        self._credentials: Any = None
+        """The kubeconfig's ``kubernetes.client.Configuration``: asked for its auth headers on every
+        request (an exec plugin's token is refreshed there)."""
 
     @classmethod
-    def from_kubeconfig(cls, kube_url: str, kubeconfig: str, timeout: float = 30.0) -> KubeApi:
-        """A client for ``kube_url`` with the bearer token of ``kubeconfig``."""
-        return cls(kube_url, token=token_from_kubeconfig(kubeconfig), timeout=timeout)
+    def from_kubeconfig(
+        cls, kube_url: str | None, kubeconfig: str, timeout: float = 30.0, context: str | None = None
+    ) -> KubeApi:
+        """A client with the credentials of ``kubeconfig``'s current context (or ``context``):
+        token, exec plugin, client certificate, CA. ``kube_url`` overrides the kubeconfig's server
+        (None: the kubeconfig's). A kubeconfig that cannot be loaded raises :class:`KubeApiError`."""
+        from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
+
+        cfg = client.Configuration()
+        try:
+            config.load_kube_config(
+                config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
+            )
+        except (ConfigException, OSError, ValueError) as e:
+            raise KubeApiError(f"kubeconfig {kubeconfig}: {e}") from e
+        verify: bool | str = bool(cfg.verify_ssl)
+        if cfg.verify_ssl and cfg.ssl_ca_cert:
+            verify = str(cfg.ssl_ca_cert)
+        api = cls(kube_url or str(cfg.host), timeout=timeout)
+        api.session.verify = verify
+        if cfg.cert_file and cfg.key_file:
+            api.session.cert = (str(cfg.cert_file), str(cfg.key_file))
+        api._credentials = cfg
+        return api
 
     def post(self, path: str, body: Any) -> dict[str, Any]:
         """``POST`` to a raw API path (e.g. a ServiceAccount's ``/token`` subresource)."""
@@ -94,13 +123,23 @@ class KubeApi:
         self, method: str, path: str, body: Any = None, content_type: str = "application/json"
     ) -> Any:
         headers = {"Accept": "application/json"}
+        if self._credentials is not None:  # the official client's own auth settings (token, exec, basic)
+            for setting in self._credentials.auth_settings().values():
+                if setting.get("in") == "header" and setting.get("value"):
+                    headers[setting["key"]] = setting["value"]
         data = None
         if body is not None:
             headers["Content-Type"] = content_type
             data = json.dumps(body)
         try:
             resp = self.session.request(
-                method, self.base + path, data=data, headers=headers, timeout=self.timeout
+                method,
+                self.base + path,
+                data=data,
+                headers=headers,
+                timeout=self.timeout,
+                # given per request: requests lets $REQUESTS_CA_BUNDLE override the session's CA
+                verify=self.session.verify,
             )
         except requests.RequestException as e:
             raise KubeApiError(f"{method} {path}: cannot reach the API server: {e}") from e
@@ -162,10 +201,3 @@ class KubeApi:
 
     def delete(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
         return dict(self._request("DELETE", self._path(api_version, kind, namespace, name)))
-
-
-def token_from_kubeconfig(path: str) -> str | None:
-    """The bearer token of the kubeconfig's current context."""
-    from ..twin.endpoints import kubeconfig_token
-
-    return kubeconfig_token(path)

@@ -832,3 +832,75 @@ def test_a_client_that_refuses_the_certificate_leaves_no_traceback(capfd: pytest
         secure.stop()
     err = capfd.readouterr().err
     assert "Traceback" not in err, err
+
+
+def _exec_kubeconfig(s: Served, token: str, name: str) -> Path:
+    """A kubeconfig whose user is an exec credential plugin (as EKS and GKE write them): a script
+    that prints an ExecCredential with ``token`` and counts its runs."""
+    import base64
+    import sys
+
+    script = s.tmp / f"{name}.py"
+    count = s.tmp / f"{name}.count"
+    script.write_text(
+        "import json, pathlib\n"
+        f"p = pathlib.Path({str(count)!r}); p.write_text(str(int(p.read_text() or 0) + 1) if p.exists() else '1')\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', 'kind': 'ExecCredential',\n"
+        f"                  'status': {{'token': {token!r}}}}}))\n"
+    )
+    ca = base64.b64encode(Path(s.ca).read_bytes()).decode()
+    path = s.tmp / f"{name}.kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: eks\n"
+        f"clusters:\n- name: eks\n  cluster:\n    server: {s.url}\n    certificate-authority-data: {ca}\n"
+        "contexts:\n- name: eks\n  context: {cluster: eks, user: eks}\n"
+        "users:\n- name: eks\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+        f"      command: {sys.executable}\n      args: [{str(script)!r}]\n      interactiveMode: Never\n"
+    )
+    return path
+
+
+def test_the_scenario_client_authenticates_as_the_kubeconfig_says(served: Served) -> None:
+    """KubeApi.from_kubeconfig (fault injection, oracle, audit) on the official client's loader:
+    the server and its CA from the kubeconfig, a token, an exec plugin; a wrong credential is
+    refused, so the credential is really sent (it used to read a bearer token only)."""
+    from itbench_agents.scenario.kubeapi import KubeApi, KubeApiError
+
+    api = KubeApi.from_kubeconfig(None, str(served.admin_kc))  # https, the kubeconfig's own CA
+    assert api.base == served.url and any(
+        n["metadata"]["name"] == "default" for n in api.list("v1", "Namespace")
+    )
+    api = KubeApi.from_kubeconfig(None, str(_exec_kubeconfig(served, ADMIN_TOKEN, "good")))
+    api.list("v1", "Namespace")
+    api.list("v1", "ConfigMap", "default")
+    assert (served.tmp / "good.count").read_text() == "1"  # cached until it expires
+    bad = KubeApi.from_kubeconfig(None, str(_exec_kubeconfig(served, "not-a-token", "bad")))
+    with pytest.raises(KubeApiError) as refused:
+        bad.list("v1", "Namespace")
+    assert refused.value.code == 401
+    with pytest.raises(KubeApiError, match="kubeconfig"):
+        KubeApi.from_kubeconfig(None, str(served.tmp / "missing.kubeconfig"))
+
+
+def test_the_scenario_client_presents_a_kubeconfigs_client_certificate(served: Served) -> None:
+    """kind's kubeconfig authenticates with a client certificate: the session presents it (the
+    twin authenticates tokens only, so this checks the wiring, not the handshake)."""
+    import base64
+
+    from itbench_agents.scenario.kubeapi import KubeApi
+
+    pem = Path(served.ca).read_bytes()  # any PEM will do for the wiring
+    key = b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n"
+    kc = served.tmp / "kind.kubeconfig"
+    kc.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: kind\n"
+        f"clusters:\n- name: kind\n  cluster:\n    server: {served.url}\n    insecure-skip-tls-verify: true\n"
+        "contexts:\n- name: kind\n  context: {cluster: kind, user: kind}\n"
+        "users:\n- name: kind\n  user:\n"
+        f"    client-certificate-data: {base64.b64encode(pem).decode()}\n"
+        f"    client-key-data: {base64.b64encode(key).decode()}\n"
+    )
+    api = KubeApi.from_kubeconfig(None, str(kc))
+    assert api.session.verify is False
+    cert, key_file = api.session.cert  # type: ignore[misc]
+    assert Path(cert).read_bytes() == pem and Path(key_file).read_bytes() == key
