@@ -27,8 +27,8 @@ from pathlib import Path
 
 import requests
 
+from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
@@ -232,7 +232,7 @@ def main() -> None:
 
 def canary_section() -> None:
     """Kube API latency while each worst-case PromQL request runs, and each request's answer time."""
-    from itbench_agents.twin.endpoints import kubeconfig_token
+    from itbench_agents.core.endpoints import kubeconfig_token
     from itbench_agents.twin.prometheus.hostile import cases
     from itbench_agents.twin.serve import running_twin
 

@@ -70,8 +70,9 @@ def main() -> int:
     args = ap.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-    from itbench_agents.agents.base import AgentConfig, Limits
+    from itbench_agents.agents.base import AgentConfig
     from itbench_agents.agents.sre_react import preflight
+    from itbench_agents.core.task import Limits
     from itbench_agents.harness.batch import run_batch, start_run
     from itbench_agents.harness.catalogue import Catalogue
     from itbench_agents.harness.records import AgentSpec, RunConfig

@@ -31,6 +31,7 @@ def _assemble() -> None:
     from .dev_cli import dev_app
     from .harness.cli import register as register_harness
     from .llm.cli import llm_app
+    from .personas.ciso.host_cli import serve_host
     from .problem.cli import problem_app
     from .scenario.cli import scenarios_app
     from .tools.cli import mcp_app, tools_app
@@ -38,6 +39,7 @@ def _assemble() -> None:
     from .twin.addons.opa.cli import opa_app
     from .twin.cli import twin_app
 
+    twin_app.command("host")(serve_host)
     app.add_typer(twin_app, name="twin")
     app.add_typer(scenarios_app, name="scenarios")
     app.add_typer(mcp_app, name="mcp")

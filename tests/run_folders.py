@@ -8,7 +8,7 @@ from pathlib import Path
 
 from episode_records import episode
 
-from itbench_agents.agents.base import Limits
+from itbench_agents.core.task import Limits
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
 from itbench_agents.harness.records import AgentSpec, RunConfig, Timing

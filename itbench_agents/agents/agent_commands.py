@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..twin.endpoints import Endpoints
+from ..core.endpoints import Endpoints
 
 
 def install_commands(endpoints: Endpoints, folder: Path) -> list[str]:

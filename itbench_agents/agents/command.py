@@ -27,9 +27,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..harness.limits import LimitExceeded
+from ..core.agent import EventSink, LimitExceeded
+from ..core.output import AgentOutput, Diagnosis
+from ..core.task import Task
 from .agent_commands import command_env, command_mounts, install_commands
-from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task
+from .base import AgentConfig
 from .sandbox import (
     MARKER,
     NO_SANDBOX_WARNING,

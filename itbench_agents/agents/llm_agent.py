@@ -3,9 +3,10 @@ and the agent-role client that records every call as a trajectory event."""
 
 from __future__ import annotations
 
+from ..core.agent import EventSink
 from ..llm.client import LLMClient
 from ..llm.models import ModelConfigError, ModelSettings
-from .base import AgentConfig, EventSink
+from .base import AgentConfig
 
 
 def settings_for(config: AgentConfig, tools: bool = False) -> ModelSettings:

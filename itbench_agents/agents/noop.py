@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task, write_agent_output
+from ..core.agent import EventSink
+from ..core.output import AgentOutput, Diagnosis, write_agent_output
+from ..core.task import Task
+from .base import AgentConfig
 
 
 class NoopAgent:

@@ -13,20 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.agent import EventSink
+from ..core.output import AgentOutput, Diagnosis, DiagnosisEntity, Propagation, write_agent_output
+from ..core.task import Task
 from ..scenario.inject import apply_operations
 from ..scenario.kinds import matching_names
 from ..scenario.kubeapi import KubeApi
 from ..scenario.spec import Group, Scenario
-from .base import (
-    AgentConfig,
-    AgentOutput,
-    Diagnosis,
-    DiagnosisEntity,
-    EventSink,
-    Propagation,
-    Task,
-    write_agent_output,
-)
+from .base import AgentConfig
 
 
 def entity_name(group: Group, api: KubeApi | None = None) -> str:

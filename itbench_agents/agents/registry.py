@@ -13,7 +13,8 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from .base import Agent, AgentConfig
+from ..core.agent import Agent
+from .base import AgentConfig
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .base import AgentOutput, EventSink, Task
+from ..core.agent import EventSink
+from ..core.output import AgentOutput
+from ..core.task import Task
 
 SCRIPT_TIMEOUT_S = 60.0
 

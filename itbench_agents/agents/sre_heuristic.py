@@ -48,6 +48,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.agent import EventSink
+from ..core.output import AgentOutput, AlertExplanation, Diagnosis, DiagnosisEntity, Propagation, Usage
+from ..core.task import Task
 from ..k8s.selectors import matches_map
 from ..tools.alerts import fetch_alerts
 from ..tools.context import ToolContext
@@ -57,17 +60,7 @@ from ..tools.summarize import trace_error_sources
 from ..tools.topology import dependencies
 from ..tools.traces import find_traces
 from ..twin.kube.store import parse_rfc3339
-from .base import (
-    AgentConfig,
-    AgentOutput,
-    AlertExplanation,
-    Diagnosis,
-    DiagnosisEntity,
-    EventSink,
-    Propagation,
-    Task,
-    Usage,
-)
+from .base import AgentConfig
 
 RECENT_AFTER_S = 300.0
 """Objects created this long after the namespace count as changes made after the app was deployed."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .prf import PRF
 
 if TYPE_CHECKING:
-    from ..agents.base import Propagation
+    from ..core.output import Propagation
     from ..scenario.spec import GroundTruth
     from .entities import AliasIndex
 

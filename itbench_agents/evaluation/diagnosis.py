@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..agents.base import Diagnosis
+from ..core.output import Diagnosis
 from ..scenario.spec import GroundTruth
 from .chain import chain_score
 from .entities import AliasIndex, EntityRef, entity_text

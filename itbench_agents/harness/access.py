@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.endpoints import kubeconfig_cluster, kubeconfig_yaml
 from ..scenario.kubeapi import KubeApi, KubeApiError
-from ..twin.endpoints import kubeconfig_cluster, kubeconfig_yaml
 
 AGENT_NAMESPACE = "itbench"
 READER = "agent-reader"

@@ -268,9 +268,9 @@ def run_cmd(
 
     from rich.console import Console
 
-    from ..agents.base import Limits
     from ..agents.registry import UnknownAgentError, entry
     from ..agents.sandbox import SANDBOX_MODES
+    from ..core.task import Limits
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import (
         ScenarioSelectionError,

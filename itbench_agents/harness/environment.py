@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..agents.base import Limits, Task
+from ..core.task import Limits, Task
 from ..evaluation.topology import Topology
 from .records import MitigationScore, Score
 

@@ -22,17 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.base import AgentConfig, AgentOutput, Limits
+from ..agents.base import AgentConfig
+from ..core.agent import LimitExceeded
+from ..core.events import EnvEvent, ErrorEvent, ScoreEvent, to_event
+from ..core.output import AgentOutput
+from ..core.task import Limits
 from ..evaluation.diagnosis import DiagnosisScore, score_diagnosis
 from ..evaluation.topology import Topology
 from ..llm.retry import CONFIG_ERRORS
 from ..scenario.spec import Scenario
 from .catalogue import AnyScenario
 from .environment import Environment, EnvironmentError_, Scorer
-from .limits import LimitExceeded, LimitTracker
+from .limits import LimitTracker
 from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Score, Termination, Timing
 from .timeline import TwinTimeline
-from .trajectory import EnvEvent, ErrorEvent, ScoreEvent, TrajectoryWriter, to_event
+from .trajectory import TrajectoryWriter
 from .workdir import copy_back, private_workdir
 
 SELF_LIMITS = ("max_steps", "timeout", "cost_limit")

@@ -1,4 +1,4 @@
-"""Limits the harness enforces on an episode, and the exception that ends one early.
+"""Limits the harness enforces on an episode (the exception that ends one early is ``core.agent.LimitExceeded``).
 
 In-process agents are stopped cooperatively: the event sink raises :class:`LimitExceeded` on the
 event that crosses a limit (max steps, tokens, cost), and the wall-time limit is enforced by the
@@ -10,19 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Literal
+from typing import Any
 
-from ..agents.base import Limits, Usage
-
-LimitReason = Literal["max_steps", "timeout", "cost_limit"]
-
-
-class LimitExceeded(Exception):
-    """Raised into the agent when it crosses a limit; the harness records ``reason`` as termination."""
-
-    def __init__(self, reason: LimitReason, message: str) -> None:
-        super().__init__(message)
-        self.reason: LimitReason = reason
+from ..core.agent import LimitExceeded
+from ..core.output import Usage
+from ..core.task import Limits
 
 
 class LimitTracker:

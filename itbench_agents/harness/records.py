@@ -6,7 +6,7 @@
       run.json                 RunManifest (resolved config, versions, git revision; written atomically)
       episodes.jsonl           one EpisodeRecord per finished episode (append-only, fsync'd)
       episodes/<episode_id>/
-        trajectory.jsonl       typed events (harness/trajectory.py)
+        trajectory.jsonl       typed events (core/events.py)
         output.json            the AgentOutput as returned
         mitigation.json        what the environment looked like after settling (alerts, probe)
         scores.json            a persona's named scores (CISO: detected, compliant_clean, strict)
@@ -21,7 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ..agents.base import Limits, Usage
+from ..core.output import Usage
+from ..core.score import Score
+from ..core.task import Limits
 from ..evaluation.diagnosis import DiagnosisScore
 
 SCHEMA_VERSION = 1
@@ -145,20 +147,6 @@ class MitigationScore(BaseModel):
     @property
     def collateral_count(self) -> int:
         return len(self.collateral)
-
-
-class Score(BaseModel):
-    """One named score of an episode, from a persona's scorer (CISO: ``personas/ciso/episode.py``):
-    its value, why, and what it rests on."""
-
-    value: float
-    """1.0 passed, 0.0 failed (a rate when averaged over episodes)."""
-    explanation: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return self.value >= 1.0
 
 
 class Timing(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..agents.base import AgentOutput
+from ..core.output import AgentOutput
 from ..evaluation.topology import Topology
 from ..scenario.registry import ScenarioRegistry
 from .episode import fill_times, read_output_fallback, score_outcome

@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from ..agents.base import Diagnosis
+from ..core.events import TrajectoryEvent
+from ..core.output import Diagnosis
 from ..personas.ciso.spec import CisoScenario
 from ..personas.finops.anomaly_spec import AnomalyScenario
 from ..scenario.spec import Scenario
 from .records import EpisodeRecord, RunManifest
-from .trajectory import TrajectoryEvent
 
 
 def schemas() -> dict[str, dict[str, Any]]:

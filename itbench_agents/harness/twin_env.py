@@ -23,14 +23,14 @@ from typing import Any
 
 import requests
 
-from ..agents.base import Limits, Task
+from ..core.endpoints import Endpoints
+from ..core.task import Limits, Task
 from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..scenario.inject import apply_operations
 from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
 from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
-from ..twin.endpoints import Endpoints
 from .access import grant_agent_access, write_agent_kubeconfigs
 from .endstate import (
     Baseline,
@@ -249,8 +249,8 @@ class TwinEnvironment:
         period) to the optimal one (the hour before the fault); nothing for other personas."""
         if not self.finops or self.cost_optimal is None:
             return {}
+        from ..core.score import Score
         from ..personas.finops.proximity import HOUR, proximity_scores
-        from .records import Score
 
         now = self.settled_at if self.settled_at is not None else self.now()
         observed = self._namespace_cost(now - HOUR, now)

@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from ..agents.base import EventSink
+from ..core.agent import EventSink
 from .exchange import ExchangeLog
 from .models import ModelSettings, make_chat_model
 from .record import Recorder, Replayer

@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 
 from ..agents.agent_commands import command_env, install_commands
-from ..agents.base import AgentConfig, AgentOutput, EventSink, Task
+from ..agents.base import AgentConfig
 from ..agents.command import read_diagnosis, task_environment
-from ..harness.limits import LimitExceeded
+from ..core.agent import EventSink, LimitExceeded
+from ..core.output import AgentOutput
+from ..core.task import Task
 from .state import ProblemDir, ProblemTask
 
 POLL_S = 0.2

@@ -10,7 +10,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from ..agents.base import Limits
+from ..core.task import Limits
 from ..harness.batch import BatchInterrupted, interrupt_on_signals, run_batch, start_run
 from ..harness.catalogue import Catalogue
 from ..harness.records import AgentSpec, RunConfig

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..twin.endpoints import Endpoints
+from ..core.endpoints import Endpoints
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -9,8 +9,9 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from ..core.score import Score
 from ..evaluation.aggregate import Stat
-from ..harness.records import EpisodeRecord, Score
+from ..harness.records import EpisodeRecord
 
 
 def rate(records: Sequence[EpisodeRecord], score: str) -> float:

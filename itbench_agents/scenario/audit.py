@@ -36,7 +36,7 @@ from typing import Any
 
 from ..agents.audit.finops_twin import FINOPS_TWIN_STRATEGIES
 from ..agents.audit.strategies import STRATEGIES, Strategy
-from ..agents.base import Limits
+from ..core.task import Limits
 from ..harness.records import AgentSpec, EpisodeRecord, RunConfig
 
 REFERENCE = ("noop", "oracle")

@@ -98,7 +98,7 @@ def validate_scenario(
     churn: str = "default",
     file: Path | None = None,
 ) -> ValidationResult:
-    from ..agents.base import Limits
+    from ..core.task import Limits
     from ..harness.twin_env import TwinEnvironment
     from .inject import apply_operations
 

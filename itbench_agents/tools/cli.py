@@ -92,7 +92,7 @@ def serve(
     """Serve the tools on stdio for an MCP client."""
     from pydantic import ValidationError
 
-    from ..twin.endpoints import Endpoints
+    from ..core.endpoints import Endpoints
     from .adapters import to_mcp
     from .context import ToolContext
     from .toolsets import ToolSelectionError, check_tools, toolset

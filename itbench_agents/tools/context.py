@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..twin.endpoints import Endpoints
+from ..core.endpoints import Endpoints
 
 if TYPE_CHECKING:
-    from ..agents.base import Task
+    from ..core.task import Task
 
 Phase = Literal["diagnosis", "mitigation"]
 
@@ -72,7 +72,7 @@ class ToolContext:
 
     def kube_headers(self) -> dict[str, str]:
         """``Authorization`` for direct calls to the Kubernetes API (e.g. the twin's clock)."""
-        from ..twin.endpoints import kubeconfig_token
+        from ..core.endpoints import kubeconfig_token
 
         token = kubeconfig_token(self.kubeconfig)
         return {"Authorization": f"Bearer {token}"} if token else {}

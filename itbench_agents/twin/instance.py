@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
 from .clock import DEFAULT_LEAD_S, Clock, VirtualClock
-from .endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
 from .health import HealthTimeline
 from .httpserver import HttpEndpoint
 from .kube.store import GroupResource, ObjectStore, clone

@@ -94,10 +94,10 @@ def test_the_opencost_tool_comes_with_any_tool_selection() -> None:
 
 
 def test_the_openai_protocol_server_drives_an_anomaly_task(tmp_path: Path) -> None:
-    from itbench_agents.agents.base import Task
+    from itbench_agents.core.endpoints import Endpoints
+    from itbench_agents.core.task import Task
     from itbench_agents.llm.testing_server import OpenAITestServer
     from itbench_agents.personas.finops.snapshot import write_snapshot
-    from itbench_agents.twin.endpoints import Endpoints
 
     sc = next(s for s in finops_library() if s.id == ANOMALY)
     bill = generate(sc)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from itbench_agents.agents.base import AgentConfig, Task
+from itbench_agents.agents.base import AgentConfig
 from itbench_agents.agents.sre_heuristic import HeuristicAgent, make_agent
+from itbench_agents.core.task import Task
 from itbench_agents.twin.kube.store import GroupResource
 
 DEPLOY = GroupResource("apps", "deployments")

@@ -10,8 +10,9 @@ import pytest
 import yaml
 from shop_fixtures import broken_shop
 
-from itbench_agents.agents.base import AgentConfig, Task
+from itbench_agents.agents.base import AgentConfig
 from itbench_agents.agents.sre_react import make_agent, preflight
+from itbench_agents.core.task import Task
 from itbench_agents.llm.models import ModelConfigError
 from itbench_agents.llm.scripted import load_script
 from itbench_agents.llm.testing_server import OpenAITestServer

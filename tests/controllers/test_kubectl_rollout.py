@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ctl_helpers import ScriptedRuntime
 
+from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.endpoints import kubeconfig_yaml
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.runtime import ContainerVerdict
 

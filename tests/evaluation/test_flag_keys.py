@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from itbench_agents.agents.base import Diagnosis, DiagnosisEntity
+from itbench_agents.core.output import Diagnosis, DiagnosisEntity
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.entities import EntityRef
 from itbench_agents.scenario.registry import ScenarioRegistry

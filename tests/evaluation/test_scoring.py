@@ -8,7 +8,7 @@ import math
 import pytest
 from ntam_fixture import ground_truth, topology
 
-from itbench_agents.agents.base import Diagnosis, DiagnosisEntity, Propagation
+from itbench_agents.core.output import Diagnosis, DiagnosisEntity, Propagation
 from itbench_agents.evaluation.chain import contract, gt_chain, lcs_length
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.entities import AliasIndex, EntityRef

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itbench_agents.agents.base import Diagnosis, DiagnosisEntity
+from itbench_agents.core.output import Diagnosis, DiagnosisEntity
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.spread import best_fixed_answers, fixed_answer_hits, fixed_answers
 from itbench_agents.scenario.audit import BLIND_DIAGNOSIS_MAX

@@ -340,7 +340,7 @@ def test_the_faulty_release_is_recorded_and_names_its_deployment(tmp_path):
     """The ReplicaSets made between the injection and the alerts are recorded with the episode's
     topology: the fault's release (a right answer: its Deployment) and the benign restart that
     follows it (wrong, like the ReplicaSet the fault replaced)."""
-    from itbench_agents.agents.base import Diagnosis, DiagnosisEntity
+    from itbench_agents.core.output import Diagnosis, DiagnosisEntity
     from itbench_agents.evaluation.diagnosis import score_diagnosis
     from itbench_agents.harness.twin_env import TwinEnvironment
 
@@ -458,7 +458,7 @@ def _with_lookalike(kind: str) -> tuple[Any, int]:
 def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, tmp_path: Any) -> None:
     """Each look-alike of a fault signature is what it claims on a real twin, leaves the app
     healthy at the baseline, and the scenario's reference fix still passes every end-state check."""
-    from itbench_agents.agents.base import Limits
+    from itbench_agents.core.task import Limits
     from itbench_agents.harness.twin_env import TwinEnvironment
     from itbench_agents.scenario.inject import apply_operations
     from itbench_agents.scenario.kubeapi import KubeApi

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.base import Limits
+from itbench_agents.core.task import Limits
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.rescore import rescore_run

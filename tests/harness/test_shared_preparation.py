@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.base import Limits
+from itbench_agents.core.task import Limits
 from itbench_agents.evaluation.topology import Topology
 from itbench_agents.harness.batch import plan
 from itbench_agents.harness.episode import EpisodeSpec, run_episode

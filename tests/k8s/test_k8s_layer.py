@@ -1,17 +1,14 @@
-"""The k8s layer: one answer to "does this selector select these labels" and "is this pod ready",
-and nothing above it imported from below (issue 30, step 1)."""
+"""The k8s layer: one answer to "does this selector select these labels" and "is this pod ready"
+(issue 30, step 1). That it imports nothing above it is an import-linter contract
+(tests/core/test_core_layers.py)."""
 
 from __future__ import annotations
-
-import ast
-from pathlib import Path
 
 import pytest
 
 from itbench_agents.k8s.readiness import is_ready, serving
 from itbench_agents.k8s.selectors import match_expression, matches, matches_map, node_selector_term_matches
 
-PACKAGE = Path(__file__).resolve().parents[2] / "itbench_agents"
 LABELS = {"app": "web", "tier": "front", "zone": "3"}
 
 
@@ -56,37 +53,3 @@ def test_ready_and_serving_differ_on_a_terminating_pod() -> None:
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert is_ready(pod) and not serving(pod)
     assert not is_ready({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})
-
-
-def _imports(path: Path) -> list[str]:
-    """Absolute names of the itbench_agents modules ``path`` imports."""
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
-    package = list(rel.parts[:-1])
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                out.append(".".join([*base, *(node.module.split(".") if node.module else [])]))
-            elif node.module:
-                out.append(node.module)
-        elif isinstance(node, ast.Import):
-            out.extend(a.name for a in node.names)
-    return [m for m in out if m == "itbench_agents" or m.startswith("itbench_agents.")]
-
-
-def test_the_k8s_layer_imports_nothing_of_the_package() -> None:
-    for path in sorted((PACKAGE / "k8s").glob("*.py")):
-        assert [m for m in _imports(path) if not m.startswith("itbench_agents.k8s")] == [], path
-
-
-def test_outside_the_twin_nobody_reaches_into_its_controllers() -> None:
-    """Tools, agents and the evaluation used to import the twin's controllers for a selector."""
-    offenders = [
-        (str(path.relative_to(PACKAGE)), m)
-        for path in sorted(PACKAGE.rglob("*.py"))
-        if "twin" not in path.relative_to(PACKAGE).parts
-        for m in _imports(path)
-        if m.startswith("itbench_agents.twin.controllers")
-    ]
-    assert offenders == []

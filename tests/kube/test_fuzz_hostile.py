@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kube_helpers import Cluster
 
+from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from itbench_agents.twin.endpoints import kubeconfig_yaml
+from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler

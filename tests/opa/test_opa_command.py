@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.base import Limits, Task
 from itbench_agents.agents.command import CommandAgent
+from itbench_agents.core.endpoints import Endpoints
+from itbench_agents.core.task import Limits, Task
 from itbench_agents.twin.addons.opa import opa_command
-from itbench_agents.twin.endpoints import Endpoints
 from itbench_agents.twin.serve import running_twin
 
 POLICY = """package check

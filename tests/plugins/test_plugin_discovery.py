@@ -130,8 +130,8 @@ def test_plugin_tools_and_broken_ones(fresh: Path) -> None:
             '''
         },
     )
+    from itbench_agents.core.endpoints import Endpoints
     from itbench_agents.tools.context import ToolContext
-    from itbench_agents.twin.endpoints import Endpoints
 
     ctx = ToolContext(endpoints=Endpoints(kubeconfig="kubeconfig", kube_url="http://127.0.0.1:1"))
     assert tools.get_tool("shout").invoke(ctx, {"text": "hi"}).output == "HI"

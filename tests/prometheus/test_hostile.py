@@ -14,7 +14,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itbench_agents.twin.endpoints import kubeconfig_token
+from itbench_agents.core.endpoints import kubeconfig_token
 from itbench_agents.twin.prometheus.hostile import Case, cases, nested
 from itbench_agents.twin.serve import running_twin
 

@@ -18,8 +18,9 @@ from headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from run_folders import ciso_run, finops_run, mixed_sre_run
 
+from itbench_agents.core.events import ModelCall
 from itbench_agents.harness.runfolder import read_episodes
-from itbench_agents.harness.trajectory import ModelCall, TrajectoryWriter
+from itbench_agents.harness.trajectory import TrajectoryWriter
 from itbench_agents.llm.exchange import ExchangeLog
 from itbench_agents.report.viewer import Viewer, outcome
 

@@ -163,7 +163,7 @@ class Env:
 
 def start_env(workdir: Path, manifests: list[dict[str, Any]] | None = None) -> tuple[Env, Callable[[], None]]:
     """A bare twin with the shop app, its kube API for kubectl, and the fake observability APIs."""
-    from itbench_agents.twin.endpoints import Endpoints, kubeconfig_yaml
+    from itbench_agents.core.endpoints import Endpoints, kubeconfig_yaml
     from itbench_agents.twin.httpserver import HttpEndpoint
     from itbench_agents.twin.instance import Twin
     from itbench_agents.twin.kube.server import make_kube_handler

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from itbench_agents.agents.sandbox import bwrap_works
+from itbench_agents.core.endpoints import Endpoints
 from itbench_agents.tools.context import ToolContext
 from itbench_agents.tools.opencost import format_sets
 from itbench_agents.tools.registry import get_tool
-from itbench_agents.twin.endpoints import Endpoints
 
 CSV = "date,Account ID,Application,unblended_cost\n2024-01-01,001,cart,1.0\n2024-01-02,001,cart,2.5\n2024-01-02,001,ads,4.0\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.base import Limits, Task
+from itbench_agents.core.task import Limits, Task
 from itbench_agents.harness.twin_env import TwinEnvironment
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.tools.context import ToolContext

@@ -42,7 +42,7 @@ def test_a_paused_virtual_clock_moves_only_when_advanced_and_resumes_from_there(
 
 def test_an_episode_twin_is_paused_outside_the_agents_turn(tmp_path):
     """Deploy, injection and the alert wait do not depend on how fast the machine is."""
-    from itbench_agents.agents.base import Limits
+    from itbench_agents.core.task import Limits
     from itbench_agents.harness.twin_env import TwinEnvironment
     from itbench_agents.scenario.registry import ScenarioRegistry
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.twin.endpoints import kubeconfig_yaml
+from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler

@@ -30,8 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
 from ...scenario.kubeapi import KubeApi, KubeApiError
-from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ..base import AgentConfig
 from ..ciso_catalogue import UPDATE_MARK, best_entry, control_text, rules_for, target_policy
 
 Obj = dict[str, Any]

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
+from ..base import AgentConfig
 from ..ciso_catalogue import FETCH, NAMESPACE, RHEL_MARK, best_entry, control_text, rego_answer
 from ..ciso_catalogue.rhel import HEAD, SAVE, best_rhel_entry, remediating_answer, rhel_answer
 from ..rego_answer import leave_playbook_answer, leave_rego_answer

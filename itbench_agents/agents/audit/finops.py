@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
+from ..base import AgentConfig
 
 Answer = dict[str, list[dict[str, str]]]
 Strategy = Callable[[pd.DataFrame, dict[str, str]], Answer]

@@ -35,7 +35,8 @@ import json
 import shlex
 from typing import Any
 
-from ..base import AgentConfig, EventSink
+from ...core.agent import EventSink
+from ..base import AgentConfig
 from .strategies import AuditAgent, Strategy
 
 FINOPS_TWIN_STRATEGIES: dict[str, Strategy] = {

@@ -56,16 +56,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import (
-    AgentConfig,
-    AgentOutput,
-    Diagnosis,
-    DiagnosisEntity,
-    EventSink,
-    Task,
-    Usage,
-    write_agent_output,
-)
+from ...core.agent import EventSink
+from ...core.output import AgentOutput, Diagnosis, DiagnosisEntity, Usage, write_agent_output
+from ...core.task import Task
+from ..base import AgentConfig
 
 LOADGEN = re.compile(r"(load-?gen(erator)?|locust|wrk2?|k6)", re.I)
 PIPELINE = re.compile(r"(otel-?collector|opentelemetry-collector|jaeger)", re.I)

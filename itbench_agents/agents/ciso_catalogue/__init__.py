@@ -24,8 +24,11 @@ from typing import Any
 
 import yaml
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
 from ...scenario.kubeapi import KubeApi, KubeApiError
-from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ..base import AgentConfig
 from ..rego_answer import leave_rego_answer
 
 Obj = dict[str, Any]

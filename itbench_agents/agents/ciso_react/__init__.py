@@ -9,8 +9,11 @@ from typing import Any
 
 import yaml
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput, Usage
+from ...core.task import Task
 from ...scenario.kubeapi import KubeApi
-from ..base import AgentConfig, AgentOutput, EventSink, Task, Usage
+from ..base import AgentConfig
 
 
 class CisoReactAgent:

@@ -36,11 +36,12 @@ import yaml
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from ...core.agent import EventSink
+from ...core.task import Task
 from ...llm.client import LLMClient
 from ...llm.prompts import render
 from ...llm.retry import LLMAbort
 from ...scenario.kubeapi import KubeApi, KubeApiError
-from ..base import EventSink, Task
 from ..rego_answer import SCRIPT_TIMEOUT_S, run_playbook_once, run_script
 
 Obj = dict[str, Any]

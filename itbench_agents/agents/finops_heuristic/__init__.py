@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..base import AgentConfig, AgentOutput, EventSink, Task
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
+from ..base import AgentConfig
 from .zscore import answer
 
 
@@ -37,8 +40,8 @@ class FinopsHeuristicAgent:
         return AgentOutput(steps=1, diagnosis_time_s=time.perf_counter() - t0, extra={"answer": result})
 
     def rightsize(self, task: Task, events: EventSink, t0: float) -> AgentOutput:
+        from ...core.output import Diagnosis, DiagnosisEntity
         from ...tools.context import ToolContext
-        from ..base import Diagnosis, DiagnosisEntity
         from .rightsize import rightsize
 
         ns = task.namespaces[0] if task.namespaces else "default"

@@ -26,10 +26,10 @@ from typing import Any
 
 import requests
 
+from ...core.agent import EventSink
 from ...tools.context import ToolContext
 from ...tools.kubectl import kubectl_json
 from ...tools.registry import ToolError, get_tool
-from ..base import EventSink
 
 CPU_FLOOR = 0.05
 MEM_FLOOR = 64 * 2**20

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput
+from ...core.task import Task
 from ...tools.toolsets import parse_tools
-from ..base import AgentOutput, EventSink, Task
 from ..sre_react.agent import SREReactAgent
 
 

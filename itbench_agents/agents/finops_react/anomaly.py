@@ -24,11 +24,14 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.runtime import Runtime
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput, Usage
+from ...core.task import Task
 from ...llm.prompts import render
 from ...llm.retry import LLMAbort
 from ...tools.context import ToolContext
 from ...tools.registry import get_tool
-from ..base import AgentConfig, AgentOutput, EventSink, Task, Usage
+from ..base import AgentConfig
 from ..llm_agent import agent_llm
 from ..sre_react.tools import Services, run_tool_calls
 

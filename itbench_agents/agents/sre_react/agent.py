@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.agent import EventSink
+from ...core.output import AgentOutput, Diagnosis, Usage
+from ...core.task import Task
 from ...llm.client import LLMClient
 from ...tools.context import ToolContext
 from ...tools.toolsets import parse_tools
-from ..base import AgentConfig, AgentOutput, Diagnosis, EventSink, Task, Usage
+from ..base import AgentConfig
 from ..llm_agent import agent_llm, settings_for
 from .context import Context
 from .tools import build_services

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..base import Diagnosis
+from ...core.output import Diagnosis
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 _ENTITY = re.compile(r"^[^/\s]+/[A-Za-z][A-Za-z0-9]*/[^/\s]+$")

@@ -13,12 +13,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from ...core.agent import EventSink
 from ...llm.client import LLMClient
 from ...tools.adapters import to_langchain
 from ...tools.context import ToolContext
 from ...tools.registry import ToolSpec
 from ...tools.toolsets import ToolSelection, parse_tools, toolset
-from ..base import EventSink
 from .context import Context
 
 
@@ -52,8 +52,8 @@ def build_services(
 
 def services_from_context(ctx: Context) -> Services:
     """Studio path: build services from the context's plain fields."""
+    from ...core.endpoints import Endpoints
     from ...llm.models import ModelSettings
-    from ...twin.endpoints import Endpoints
 
     if not ctx.endpoints_file:
         raise ValueError(

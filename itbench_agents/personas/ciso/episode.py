@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...agents.base import Limits, Task
+from ...core.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
+from ...core.score import Score
+from ...core.task import Limits, Task
 from ...harness.access import grant_access
 from ...harness.environment import AlertCheck, EnvironmentError_
-from ...harness.records import Score
 from ...scenario.kubeapi import KubeApi
 from ...twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ...twin.clock import VirtualClock
-from ...twin.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from .access import ciso_cluster_rules
 from .environment import place_workload, start_cluster
 from .host_score import INVENTORY, find_playbook_answer, host_of, score_playbook

@@ -28,11 +28,11 @@ from ...agents.sandbox import (
     scrubbed_env,
     start_process,
 )
+from ...core.endpoints import kubeconfig_cluster, kubeconfig_yaml
+from ...core.score import Score
 from ...harness.access import grant_access
-from ...harness.records import Score
 from ...scenario.kubeapi import KubeApi
 from ...twin.addons.opa.engine import RegoError, shared_engine
-from ...twin.endpoints import kubeconfig_cluster, kubeconfig_yaml
 from .access import read_rules
 from .environment import Variant, bring_up
 from .spec import CisoScenario

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...agents.base import Limits, Task
+from ...core.endpoints import Endpoints
+from ...core.score import Score
+from ...core.task import Limits, Task
 from ...harness.environment import AlertCheck
-from ...harness.records import Score
-from ...twin.endpoints import Endpoints
 from .anomaly_score import AnomalyScore, score_answer
 from .anomaly_spec import GOAL, AnomalyScenario
 from .billing import Bill, generate

@@ -12,12 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from itbench_agents.agents.base import AgentConfig, AgentOutput, Diagnosis, Limits, Task, write_agent_output
+from itbench_agents.agents.base import AgentConfig
 from itbench_agents.agents.oracle import ground_truth_diagnosis
+from itbench_agents.core.endpoints import Endpoints
+from itbench_agents.core.output import AgentOutput, Diagnosis, write_agent_output
+from itbench_agents.core.task import Limits, Task
 from itbench_agents.evaluation.topology import Topology
 from itbench_agents.harness.environment import AlertCheck, EnvironmentError_
 from itbench_agents.harness.records import MitigationScore
-from itbench_agents.twin.endpoints import Endpoints
 
 
 class FakeEnvironment:

@@ -194,7 +194,7 @@ def kubeconfig_yaml(
     context: str = "itbench-twin",
 ) -> str:
     """A kubeconfig with a bearer token (and the twin's CA when ``tls`` is given)."""
-    from ...endpoints import kubeconfig_yaml as _kubeconfig
+    from ....core.endpoints import kubeconfig_yaml as _kubeconfig
 
     return _kubeconfig(
         server, context=context, namespace=namespace, token=token, ca_data=tls.ca_data if tls else None
