@@ -25,7 +25,7 @@ def promql_conformance(
     from rich.console import Console
     from rich.table import Table
 
-    from .report.console import print_table
+    from .console import print_table
     from .twin.prometheus.conformance import run_dir, summary
 
     console = Console()

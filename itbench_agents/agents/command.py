@@ -1,7 +1,7 @@
 """The ``command`` agent: benchmark any external program (HolmesGPT, Codex, a shell script...).
 
 The program runs in its private work folder (outside the run folder), sandboxed by bubblewrap
-where available (``agents/sandbox.py``), with a scrubbed environment holding only PATH, HOME (the
+where available (``itbench_agents/sandbox.py``), with a scrubbed environment holding only PATH, HOME (the
 work folder), locale and these variables: ``KUBECONFIG`` (its own ServiceAccount credential, write
 access to the task's namespaces), ``KUBECONFIG_READONLY`` (a read-only one), ``KUBE_URL``,
 ``PROMETHEUS_URL``, ``LOKI_URL``, ``JAEGER_URL``, ``ALERTMANAGER_URL``, ``ITBENCH_WORKDIR``,
@@ -30,9 +30,7 @@ from pydantic import ValidationError
 from ..core.agent import EventSink, LimitExceeded
 from ..core.output import AgentOutput, Diagnosis
 from ..core.task import Task
-from .agent_commands import command_env, command_mounts, install_commands
-from .base import AgentConfig
-from .sandbox import (
+from ..sandbox import (
     MARKER,
     NO_SANDBOX_WARNING,
     SandboxMode,
@@ -44,6 +42,8 @@ from .sandbox import (
     scrubbed_env,
     start_process,
 )
+from .agent_commands import command_env, command_mounts, install_commands
+from .base import AgentConfig
 
 
 def read_diagnosis(path: Path) -> tuple[Diagnosis | None, str | None]:

@@ -16,9 +16,9 @@ from typing import Any
 from ..core.agent import EventSink
 from ..core.output import AgentOutput, Diagnosis, DiagnosisEntity, Propagation, write_agent_output
 from ..core.task import Task
+from ..k8s.client import KubeApi
 from ..scenario.inject import apply_operations
 from ..scenario.kinds import matching_names
-from ..scenario.kubeapi import KubeApi
 from ..scenario.spec import Group, Scenario
 from .base import AgentConfig
 
@@ -138,7 +138,7 @@ def deploy_reference_policies(scenario: Any, task: Task, events: EventSink) -> A
     agent's own credential, as an agent would, and leave them in ``policy.yaml``."""
     import yaml
 
-    from ..scenario.kubeapi import KubeApiError
+    from ..k8s.client import KubeApiError
 
     if scenario.task_class == "rhel-opa":  # the reference playbook and policy, run as an agent would
         from .rego_answer import leave_playbook_answer

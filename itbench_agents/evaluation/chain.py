@@ -11,50 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..scenario.propagation import gt_chain, longest_path
 from .prf import PRF
 
 if TYPE_CHECKING:
     from ..core.output import Propagation
     from ..scenario.spec import GroundTruth
     from .entities import AliasIndex
-
-
-def _longest_path(edges: list[tuple[str, str]], starts: Sequence[str]) -> list[str]:
-    adj: dict[str, list[str]] = {}
-    for s, t in edges:
-        adj.setdefault(s, []).append(t)
-    best: list[str] = []
-
-    def dfs(node: str, path: list[str]) -> None:
-        nonlocal best
-        if len(path) > len(best):
-            best = list(path)
-        for nxt in adj.get(node, []):
-            if nxt not in path:  # no cycles
-                path.append(nxt)
-                dfs(nxt, path)
-                path.pop()
-
-    for s in starts:
-        dfs(s, [s])
-    return best
-
-
-def gt_chain(gt: GroundTruth) -> list[str]:
-    """Group ids along the longest propagation path from a root cause (just the root causes'
-    first group when there are no propagations; empty for a control)."""
-    roots = [g.id for g in gt.root_causes()]
-    edges = [(p.source, p.target) for p in gt.propagations]
-    if not roots:
-        return []
-    path = _longest_path(edges, roots)
-    return path or roots[:1]
-
-
-def gt_chains(gt: GroundTruth) -> list[list[str]]:
-    """One chain per root-cause group: the longest propagation path starting at it."""
-    edges = [(p.source, p.target) for p in gt.propagations]
-    return [_longest_path(edges, [g.id]) or [g.id] for g in gt.root_causes()]
 
 
 def predicted_chain(props: Sequence[Propagation]) -> list[str]:
@@ -68,7 +31,7 @@ def predicted_chain(props: Sequence[Propagation]) -> list[str]:
     for s in starts:
         if s not in seen:
             seen.append(s)
-    return _longest_path(edges, seen)
+    return longest_path(edges, seen)
 
 
 def contract(seq: Sequence[str]) -> list[str]:

@@ -21,8 +21,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..scenario.propagation import gt_chains
 from ..scenario.spec import GroundTruth, Group
-from .chain import gt_chains
 from .entities import AliasIndex, EntityRef, group_matches
 from .topology import Topology, node_key
 

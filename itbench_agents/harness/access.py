@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.endpoints import kubeconfig_cluster, kubeconfig_yaml
-from ..scenario.kubeapi import KubeApi, KubeApiError
+from ..k8s.client import KubeApi, KubeApiError
 
 AGENT_NAMESPACE = "itbench"
 READER = "agent-reader"

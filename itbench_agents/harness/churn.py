@@ -50,8 +50,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.inject import apply_operation
-from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp, Scenario, Target
 from . import churn_lookalikes as lookalikes
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..scenario.kubeapi import KubeApi, KubeApiError
+from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.spec import CreateOp, Operation, PatchOp, Target
 
 CHAOS_API = "chaos-mesh.org/v1alpha1"

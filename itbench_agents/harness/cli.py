@@ -28,7 +28,7 @@ def agents_list(
     from rich.table import Table
 
     from ..agents.registry import available, entries
-    from ..report.console import print_table
+    from ..console import print_table
 
     rows: list[dict[str, str | bool]] = [
         {
@@ -269,8 +269,8 @@ def run_cmd(
     from rich.console import Console
 
     from ..agents.registry import UnknownAgentError, entry
-    from ..agents.sandbox import SANDBOX_MODES
     from ..core.task import Limits
+    from ..sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import (
         ScenarioSelectionError,
@@ -323,7 +323,7 @@ def run_cmd(
                 raise _fail(f"--sandbox {sandbox!r}: expected auto, require, bwrap or none")
             extra: dict[str, object] = {"tools": tools, "temperature": temperature}
             if "command" in agent:
-                from ..agents.sandbox import SandboxUnavailable, resolve_mode
+                from ..sandbox import SandboxUnavailable, resolve_mode
 
                 try:
                     resolve_mode(sandbox)  # type: ignore[arg-type]
@@ -475,8 +475,8 @@ def score_cmd(
         records = rescore_run(run_dir, write=not dry_run)
     except RunFolderError as e:
         raise _fail(str(e)) from None
-    from ..evaluation.aggregate import summarize
-    from ..report.console import print_table
+    from ..console import print_table
+    from ..report.aggregate import summarize
 
     summary = summarize([r for r in records if r.persona == "sre"])
     if as_json:
@@ -629,7 +629,7 @@ def _check_labels(specs: list[AgentSpec]) -> None:
 def _sandbox_warning(config: RunConfig) -> str | None:
     """The no-sandbox warning when a command agent of ``config`` asked for ``auto`` and this machine
     has no working bubblewrap."""
-    from ..agents.sandbox import fallback_warning
+    from ..sandbox import fallback_warning
 
     on_auto = any(s.name == "command" and s.config.get("sandbox", "auto") == "auto" for s in config.agents)
     return fallback_warning("auto") if on_auto else None

@@ -57,7 +57,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel, Field
 
-from ..scenario.kubeapi import KubeApi, KubeApiError
+from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp
 from ..twin.faults.chaos import KINDS as CHAOS_KINDS
 

@@ -74,7 +74,7 @@ def crash_record(spec: EpisodeSpec, why: str) -> EpisodeRecord:
 def _warm() -> None:
     """Load in the preparing process what every child would otherwise load for itself: the token
     encoding that caps tool observations (a quarter of a second each) and the built-in tools."""
-    from ..tools.budget import count_tokens
+    from ..llm.tokens import count_tokens
     from ..tools.registry import all_tools
 
     count_tokens("")

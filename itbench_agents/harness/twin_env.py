@@ -26,8 +26,8 @@ import requests
 from ..core.endpoints import Endpoints
 from ..core.task import Limits, Task
 from ..evaluation.topology import Topology, node_key, topology_from_objects
+from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.inject import apply_operations
-from ..scenario.kubeapi import KubeApi, KubeApiError
 from ..scenario.spec import ExpectedAlert, Scenario
 from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock

@@ -101,7 +101,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        from ..tools.budget import count_tokens
+        from .tokens import count_tokens
 
         if self._pos < len(self.turns):
             turn = self.turns[self._pos]

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.aggregate import GroupResult, ScenarioResult, Summary, summarize
 from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
+from .aggregate import GroupResult, ScenarioResult, Summary, summarize
 from .ciso import ciso_html, ciso_markdown
 from .finops import finops_html, finops_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, md_table, table4_row, times_row

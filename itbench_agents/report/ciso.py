@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
+from .aggregate import Stat
 from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 

@@ -20,8 +20,8 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
+from .aggregate import Stat
 from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 

@@ -10,8 +10,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ..core.score import Score
-from ..evaluation.aggregate import Stat
 from ..harness.records import EpisodeRecord
+from .aggregate import Stat
 
 
 def rate(records: Sequence[EpisodeRecord], score: str) -> float:

@@ -6,7 +6,7 @@ import math
 
 from rich.table import Table
 
-from ..evaluation.aggregate import GroupResult, Stat, Summary
+from .aggregate import GroupResult, Stat, Summary
 
 TABLE4_HEADER = [
     "agent",

@@ -110,7 +110,7 @@ def list_cmd(
         return
     from rich.table import Table
 
-    from ..report.console import print_table
+    from ..console import print_table
 
     reg = _registry()
     scenarios = reg.select(suite=suite, tags=tag or [])
@@ -369,7 +369,7 @@ def audit_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from ..report.console import table_console
+    from ..console import table_console
     from .audit import (
         chosen_strategies,
         is_blind,

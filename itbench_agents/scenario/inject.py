@@ -6,7 +6,7 @@ import datetime as _dt
 import json
 from collections.abc import Callable, Sequence
 
-from .kubeapi import KubeApi, KubeApiError
+from ..k8s.client import KubeApi, KubeApiError
 from .spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp
 
 

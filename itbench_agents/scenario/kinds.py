@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .kubeapi import KubeApiError
+from ..k8s.client import KubeApiError
 
 if TYPE_CHECKING:
-    from .kubeapi import KubeApi
+    from ..k8s.client import KubeApi
     from .spec import Group
 
 API_VERSION_OF_KIND: dict[str, str] = {

@@ -326,7 +326,7 @@ class Scenario(_Strict):
     @property
     def propagation_length(self) -> int:
         """Entities on the longest ground-truth propagation path (1 when there are no propagations)."""
-        from ..evaluation.chain import gt_chain
+        from .propagation import gt_chain
 
         return max(1, len(gt_chain(self.ground_truth)))
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..k8s.client import KubeApi
 from .kinds import matching_names
-from .kubeapi import KubeApi
 from .spec import Scenario
 
 

@@ -3,7 +3,7 @@
 anomaly tasks.
 
 The program runs in a separate Python process, in a sandbox when bubblewrap works
-(``agents/sandbox.py``: no network, a read-only view of the system and of the interpreter, a copy of
+(``itbench_agents/sandbox.py``: no network, a read-only view of the system and of the interpreter, a copy of
 the CSV as its only file, nothing of the harness or the scenario library), with a wall-clock limit
 (:data:`TIMEOUT_S`) and a memory limit (:data:`MEMORY_BYTES`). It gets ``df`` (the CSV, ``Account
 ID`` as text), ``pd`` and ``np``; the value of a last bare expression is printed as a notebook
@@ -75,7 +75,7 @@ def _interpreter_dirs() -> list[str]:
 
 def run_analysis(code: str, csv: Path, timeout_s: float = TIMEOUT_S) -> tuple[str, bool]:
     """Run ``code`` over ``csv``; (what it printed, whether it ran in the sandbox)."""
-    from ..agents.sandbox import bwrap_argv, bwrap_works, scrubbed_env
+    from ..sandbox import bwrap_argv, bwrap_works, scrubbed_env
 
     with tempfile.TemporaryDirectory(prefix="itbench-analysis-") as tmp:
         work = Path(tmp)

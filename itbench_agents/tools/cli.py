@@ -26,7 +26,7 @@ def tools_list(
 
     from rich.table import Table
 
-    from ..report.console import print_table
+    from ..console import print_table
     from .registry import all_tools, broken_plugins, tool_source
     from .toolsets import DIRECT, NL2
 

@@ -81,7 +81,7 @@ def translate_and_run(ctx: ToolContext, request: str, tr: Translation, **prompt_
 
 def summarize_long(ctx: ToolContext, tr: Translation, request: str, out: str) -> str:
     """The optional LLM summary: only when enabled and the digest is still long."""
-    from .budget import count_tokens
+    from ..llm.tokens import count_tokens
 
     if not ctx.llm_summary or ctx.tool_model is None:
         return out

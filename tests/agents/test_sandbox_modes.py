@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from itbench_agents.agents import sandbox
+from itbench_agents import sandbox
 from itbench_agents.agents.command import CommandAgent
 from itbench_agents.cli import app
 from itbench_agents.core.endpoints import Endpoints

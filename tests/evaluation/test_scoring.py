@@ -9,12 +9,13 @@ import pytest
 from ntam_fixture import ground_truth, topology
 
 from itbench_agents.core.output import Diagnosis, DiagnosisEntity, Propagation
-from itbench_agents.evaluation.chain import contract, gt_chain, lcs_length
+from itbench_agents.evaluation.chain import contract, lcs_length
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.entities import AliasIndex, EntityRef
 from itbench_agents.evaluation.ntam import NtamParams, NtamScorer
 from itbench_agents.evaluation.stats import pass_at_k, stderr
 from itbench_agents.evaluation.topology import Topology
+from itbench_agents.scenario.propagation import gt_chain
 from itbench_agents.scenario.spec import GroundTruth
 
 

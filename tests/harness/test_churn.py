@@ -460,8 +460,8 @@ def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, t
     healthy at the baseline, and the scenario's reference fix still passes every end-state check."""
     from itbench_agents.core.task import Limits
     from itbench_agents.harness.twin_env import TwinEnvironment
+    from itbench_agents.k8s.client import KubeApi
     from itbench_agents.scenario.inject import apply_operations
-    from itbench_agents.scenario.kubeapi import KubeApi
 
     sc, seed = _with_lookalike(kind)
     env = TwinEnvironment(sc, seed=seed, workdir=tmp_path, history_s=600, churn="default")

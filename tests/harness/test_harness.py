@@ -163,7 +163,7 @@ def test_environment_failure_is_not_the_agents_fault(
     assert by[FLAG].termination == "env_error" and not by[FLAG].scored
     assert by[FLAG].diagnosis is None and by[FLAG].mitigation is None
     assert by[CONTROL].termination == "submitted"
-    from itbench_agents.evaluation.aggregate import summarize
+    from itbench_agents.report.aggregate import summarize
 
     s = summarize(list(by.values()))
     assert s.overall[0].bad_runs == 1 and s.overall[0].episodes == 1

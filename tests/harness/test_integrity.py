@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.sandbox import bwrap_works
 from itbench_agents.harness.runfolder import check_episodes, read_episodes
+from itbench_agents.sandbox import bwrap_works
 
 ITBENCH = [sys.executable, "-m", "itbench_agents.cli"]
 PY = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
@@ -247,3 +247,18 @@ def test_relative_run_dir_gives_absolute_paths_to_agents(tmp_path: Path) -> None
     found = findings(run_dir)
     assert Path(found["kubeconfig"]).is_absolute() and Path(found["workdir"]).is_absolute()
     assert found["pods"] == 200
+
+
+def test_the_sandbox_hides_the_package_the_scenario_library_and_the_prompts() -> None:
+    """What `harness_paths` names is what a sandboxed agent must not read: wherever the module
+    lives in the package, the paths are the package, the scenarios and the prompts themselves."""
+    import itbench_agents
+    from itbench_agents.paths import prompts_dir, scenarios_dir
+    from itbench_agents.sandbox import harness_paths
+
+    hidden = harness_paths()
+    package = Path(itbench_agents.__file__).resolve().parent
+    for folder in (package, scenarios_dir().resolve(), prompts_dir().resolve()):
+        assert folder.is_dir(), folder
+        assert any(folder == h or h in folder.parents for h in hidden), (folder, hidden)
+    assert package.parent not in hidden  # the checkout itself is not hidden wholesale

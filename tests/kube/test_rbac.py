@@ -864,7 +864,7 @@ def test_the_scenario_client_authenticates_as_the_kubeconfig_says(served: Served
     """KubeApi.from_kubeconfig (fault injection, oracle, audit) on the official client's loader:
     the server and its CA from the kubeconfig, a token, an exec plugin; a wrong credential is
     refused, so the credential is really sent (it used to read a bearer token only)."""
-    from itbench_agents.scenario.kubeapi import KubeApi, KubeApiError
+    from itbench_agents.k8s.client import KubeApi, KubeApiError
 
     api = KubeApi.from_kubeconfig(None, str(served.admin_kc))  # https, the kubeconfig's own CA
     assert api.base == served.url and any(
@@ -887,7 +887,7 @@ def test_the_scenario_client_presents_a_kubeconfigs_client_certificate(served: S
     twin authenticates tokens only, so this checks the wiring, not the handshake)."""
     import base64
 
-    from itbench_agents.scenario.kubeapi import KubeApi
+    from itbench_agents.k8s.client import KubeApi
 
     pem = Path(served.ca).read_bytes()  # any PEM will do for the wiring
     key = b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n"

@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from itbench_agents.harness.access import grant_access, write_agent_kubeconfigs
+from itbench_agents.k8s.client import KubeApi
 from itbench_agents.personas.ciso.access import ciso_cluster_rules
 from itbench_agents.personas.ciso.environment import bring_up
 from itbench_agents.personas.ciso.library import ciso_library
 from itbench_agents.personas.ciso.score import score_cluster
 from itbench_agents.personas.ciso.spec import CisoScenario
-from itbench_agents.scenario.kubeapi import KubeApi
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")

@@ -103,7 +103,7 @@ def test_runs_table_and_errors(frames: RunFrames, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("faults_only", [True, False])
 def test_table4_is_the_reports_table4(tmp_path: Path, faults_only: bool) -> None:
-    from itbench_agents.evaluation.aggregate import summarize
+    from itbench_agents.report.aggregate import summarize
     from itbench_agents.report.build import load_records
     from itbench_agents.report.frames import table4
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.agents.sandbox import bwrap_works
 from itbench_agents.core.endpoints import Endpoints
+from itbench_agents.sandbox import bwrap_works
 from itbench_agents.tools.context import ToolContext
 from itbench_agents.tools.opencost import format_sets
 from itbench_agents.tools.registry import get_tool

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from fakes import error_trace, span
 
-from itbench_agents.tools.budget import cap_observation, count_tokens
+from itbench_agents.llm.tokens import count_tokens
+from itbench_agents.tools.budget import cap_observation
 from itbench_agents.tools.registry import make_spec
 from itbench_agents.tools.summarize import digest_vector, log_template, trace_error_sources, trend
 

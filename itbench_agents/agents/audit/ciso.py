@@ -33,7 +33,7 @@ from typing import Any
 from ...core.agent import EventSink
 from ...core.output import AgentOutput
 from ...core.task import Task
-from ...scenario.kubeapi import KubeApi, KubeApiError
+from ...k8s.client import KubeApi, KubeApiError
 from ..base import AgentConfig
 from ..ciso_catalogue import UPDATE_MARK, best_entry, control_text, rules_for, target_policy
 

@@ -303,7 +303,7 @@ class DeleteNamespace(AuditAgent):
             return
         # the kubectl tool's policy refuses it; an agent program with the credential need not
         # use that tool: ask the API server directly (RBAC decides; a 403 just fails the strategy)
-        from ...scenario.kubeapi import KubeApi, KubeApiError
+        from ...k8s.client import KubeApi, KubeApiError
 
         self.calls += 1
         events({"type": "tool_call", "tool": "kubernetes-api", "args": {"delete": f"namespaces/{ns}"}})

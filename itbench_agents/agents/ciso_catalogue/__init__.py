@@ -27,7 +27,7 @@ import yaml
 from ...core.agent import EventSink
 from ...core.output import AgentOutput
 from ...core.task import Task
-from ...scenario.kubeapi import KubeApi, KubeApiError
+from ...k8s.client import KubeApi, KubeApiError
 from ..base import AgentConfig
 from ..rego_answer import leave_rego_answer
 

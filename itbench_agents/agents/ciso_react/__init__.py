@@ -12,7 +12,7 @@ import yaml
 from ...core.agent import EventSink
 from ...core.output import AgentOutput, Usage
 from ...core.task import Task
-from ...scenario.kubeapi import KubeApi
+from ...k8s.client import KubeApi
 from ..base import AgentConfig
 
 

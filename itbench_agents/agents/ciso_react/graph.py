@@ -38,10 +38,10 @@ from langgraph.runtime import Runtime
 
 from ...core.agent import EventSink
 from ...core.task import Task
+from ...k8s.client import KubeApi, KubeApiError
 from ...llm.client import LLMClient
 from ...llm.prompts import render
 from ...llm.retry import LLMAbort
-from ...scenario.kubeapi import KubeApi, KubeApiError
 from ..rego_answer import SCRIPT_TIMEOUT_S, run_playbook_once, run_script
 
 Obj = dict[str, Any]

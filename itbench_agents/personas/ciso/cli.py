@@ -46,7 +46,7 @@ def show_ciso(scenario_id: str, as_json: bool) -> None:
 def list_ciso(as_json: bool) -> None:
     from rich.table import Table
 
-    from ...report.console import print_table
+    from ...console import print_table
 
     scenarios = _library()
     rows = [
@@ -133,7 +133,7 @@ def audit_ciso_suite(
     from rich.console import Console
     from rich.table import Table
 
-    from ...report.console import table_console
+    from ...console import table_console
     from .audit import ALL_STRATEGIES, REFERENCE, run_ciso_audit
 
     scenarios = [s for s in _library() if not ids or any(fnmatchcase(s.id, q) for q in ids)]

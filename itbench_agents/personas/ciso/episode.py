@@ -32,7 +32,7 @@ from ...core.score import Score
 from ...core.task import Limits, Task
 from ...harness.access import grant_access
 from ...harness.environment import AlertCheck, EnvironmentError_
-from ...scenario.kubeapi import KubeApi
+from ...k8s.client import KubeApi
 from ...twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ...twin.clock import VirtualClock
 from .access import ciso_cluster_rules

@@ -4,7 +4,7 @@ gets ``$KUBECONFIG``), then ``opa eval --data policy.rego --input collected_data
 data.check.result`` must be ``false`` on the violating environment and ``true`` on the compliant one.
 
 Both runs happen on fresh environments the agent never touched, with a read-only credential, in the
-agents' sandbox (``agents/sandbox.py``: bubblewrap where available) and within
+agents' sandbox (``itbench_agents/sandbox.py``: bubblewrap where available) and within
 :data:`SCRIPT_TIMEOUT_S` — the script is the agent's code. The four metrics are ITBench-Lite's:
 ``required_files_exist``, ``fetch_generates_data``, ``violation_detection``, ``compliance_validation``.
 """
@@ -18,7 +18,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...agents.sandbox import (
+from ...core.endpoints import kubeconfig_cluster, kubeconfig_yaml
+from ...core.score import Score
+from ...harness.access import grant_access
+from ...k8s.client import KubeApi
+from ...sandbox import (
     MARKER,
     bwrap_argv,
     harness_paths,
@@ -28,10 +32,6 @@ from ...agents.sandbox import (
     scrubbed_env,
     start_process,
 )
-from ...core.endpoints import kubeconfig_cluster, kubeconfig_yaml
-from ...core.score import Score
-from ...harness.access import grant_access
-from ...scenario.kubeapi import KubeApi
 from ...twin.addons.opa.engine import RegoError, shared_engine
 from .access import read_rules
 from .environment import Variant, bring_up

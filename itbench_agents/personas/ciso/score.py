@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...scenario.kubeapi import KubeApi
+from ...k8s.client import KubeApi
 from ...twin.kube.errors import ApiError
 from .environment import bring_up, deploy_policies, reports
 from .posture import Posture, assess

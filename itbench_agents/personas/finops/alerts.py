@@ -148,7 +148,7 @@ class CanaryResult:
 
 def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int, gib: int) -> CanaryResult:
     """Add the canary, run the clock, and tell whether the team's cost alerts caught it."""
-    from ...scenario.kubeapi import KubeApiError
+    from ...k8s.client import KubeApiError
 
     try:
         for obj in [canary(namespace, millicores, mib), *canary_volume(namespace, gib)]:

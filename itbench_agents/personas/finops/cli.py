@@ -26,7 +26,7 @@ def _library():  # type: ignore[no-untyped-def]
 def list_finops(as_json: bool) -> None:
     from rich.table import Table
 
-    from ...report.console import print_table
+    from ...console import print_table
     from ...scenario.registry import ScenarioRegistry
 
     rows = [
@@ -104,7 +104,7 @@ def validate_finops_suite(
     to the caller."""
     from rich.table import Table
 
-    from ...report.console import print_table
+    from ...console import print_table
     from .validate import library_problems, validate_anomaly
 
     if twin_ids:
@@ -161,7 +161,7 @@ def audit_finops_suite(
     and ``as_json`` leaves the printing to the caller (as :func:`validate_finops_suite`)."""
     from rich.table import Table
 
-    from ...report.console import print_table
+    from ...console import print_table
     from .audit import audit_anomalies
 
     if twin_ids:

@@ -1,7 +1,7 @@
 """``ansible-playbook`` as an untrusted agent's playbook must run: inside the agents' sandbox.
 
 A playbook is code for the *controller* too (``delegate_to: localhost``, lookups, ``local_action``),
-so the controller runs where a command agent runs (``agents/sandbox.py``: bubblewrap, the work
+so the controller runs where a command agent runs (``itbench_agents/sandbox.py``: bubblewrap, the work
 folder read-write, this package, the scenario library and the harness's virtual environment
 hidden). It gets the base Python (read-only) and, under ``/tmp/.itbench-ansible``, only the
 distributions ansible-core needs (ansible-core, Jinja2, MarkupSafe, PyYAML, cryptography, cffi,
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from ...agents.sandbox import (
+from ...sandbox import (
     MARKER,
     bwrap_argv,
     harness_paths,

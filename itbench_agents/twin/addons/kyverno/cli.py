@@ -28,7 +28,7 @@ def test_cmd(
     """Run the cases; exit 1 when an outcome differs from its expectation (as `kyverno test`)."""
     from rich.table import Table
 
-    from ....report.console import print_table
+    from ....console import print_table
     from .testcases import find_test_files, run_dir
 
     if not directory.is_dir():

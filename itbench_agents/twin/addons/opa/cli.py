@@ -35,7 +35,7 @@ def agreement_cmd(
     """Exit 1 on an undocumented difference, or a documented one that no longer happens."""
     from rich.table import Table
 
-    from ....report.console import print_table
+    from ....console import print_table
     from .agreement import TwinEngine, compare, find_reference, load_corpus, stale_cases, summary
 
     if not directory.is_dir():

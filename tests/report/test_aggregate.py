@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from itbench_agents.evaluation.aggregate import summarize
 from itbench_agents.evaluation.diagnosis import DiagnosisScore
 from itbench_agents.harness.records import EpisodeRecord, MitigationScore, Timing
+from itbench_agents.report.aggregate import summarize
 
 
 def rec(

@@ -198,7 +198,7 @@ def start_process(argv: list[str], options: bytes, **kw: Any) -> subprocess.Pope
 
 def harness_paths() -> list[Path]:
     """Folders an agent must never see: this package, the scenario library, the harness's venv."""
-    pkg = Path(__file__).resolve().parents[1]
+    pkg = Path(__file__).resolve().parent  # itbench_agents/
     paths = [pkg, pkg.parent / "scenarios", pkg.parent / "prompts"]
     if sys.prefix != sys.base_prefix:
         paths.append(Path(sys.prefix))

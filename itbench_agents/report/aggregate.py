@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from .stats import finite_mean, finite_stderr, mean, pass_at_k, stderr
+from ..evaluation.stats import finite_mean, finite_stderr, mean, pass_at_k, stderr
 
 if TYPE_CHECKING:
     from ..harness.records import EpisodeRecord

@@ -1,0 +1,1 @@
+"""A RHEL 9 host twin that real Ansible drives (see README.md)."""
