@@ -2,9 +2,9 @@
 
 Each area registers its own commands from its own module, so this file only assembles them:
 
-- ``itbench twin ...``                    itbench_agents/twin/cli.py
-- ``itbench scenarios ...``               itbench_agents/scenario/cli.py
-- ``itbench run|score|report|agents ...`` itbench_agents/harness/cli.py
+- ``itbench twin ...``                    itbench_agents/twin/cli.py (``twin host``: personas/ciso/host_cli.py)
+- ``itbench scenarios ...``               itbench_agents/commands/scenarios.py
+- ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench kyverno ...``                 itbench_agents/twin/addons/kyverno/cli.py
@@ -28,12 +28,12 @@ app = typer.Typer(
 
 
 def _assemble() -> None:
+    from .commands.run import register as register_harness
+    from .commands.scenarios import scenarios_app
     from .dev_cli import dev_app
-    from .harness.cli import register as register_harness
     from .llm.cli import llm_app
     from .personas.ciso.host_cli import serve_host
     from .problem.cli import problem_app
-    from .scenario.cli import scenarios_app
     from .tools.cli import mcp_app, tools_app
     from .twin.addons.kyverno.cli import kyverno_app
     from .twin.addons.opa.cli import opa_app

@@ -5,7 +5,7 @@ A diagnosis is correct when it names every root-cause alias class and nothing el
 whose root causes form one alias class that the entity belongs to. Counting those over a library
 says what an agent that always gives the same answer would score, for every answer at once — the
 strongest "constant answer", computed from the ground truth without running an episode. The
-benchmark holds it under the same bar as the blind strategies (``scenario/audit.py``).
+benchmark holds it under the same bar as the blind strategies (``personas/sre/audit.py``).
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 from itbench_agents import sandbox
 from itbench_agents.agents.command import CommandAgent
 from itbench_agents.cli import app
+from itbench_agents.commands.run import _sandbox_warning
 from itbench_agents.core.endpoints import Endpoints
 from itbench_agents.core.events import WarningEvent, to_event
 from itbench_agents.core.task import Limits, Task
-from itbench_agents.harness.cli import _sandbox_warning
 from itbench_agents.harness.records import AgentSpec, RunConfig
 
 

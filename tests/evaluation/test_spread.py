@@ -5,7 +5,7 @@ from __future__ import annotations
 from itbench_agents.core.output import Diagnosis, DiagnosisEntity
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.spread import best_fixed_answers, fixed_answer_hits, fixed_answers
-from itbench_agents.scenario.audit import BLIND_DIAGNOSIS_MAX
+from itbench_agents.personas.sre.audit import BLIND_DIAGNOSIS_MAX
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.scenario.spec import Scenario
 

@@ -9,9 +9,9 @@ import pytest
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import read_episodes
+from itbench_agents.personas.sre.validate import validate_scenario
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.scenario.spec import ExpectedAlert
-from itbench_agents.scenario.validate import validate_scenario
 
 SCENARIO = "sre/ad-failure-flag-v1"
 

@@ -166,7 +166,7 @@ def test_plugin_scenario_folders(fresh: Path) -> None:
     assert "sre/hotel-search-scaled-to-zero-v1" in reg and "sre/ad-scaled-to-zero-v1" in reg
     assert reg.files["sre/hotel-search-scaled-to-zero-v1"].is_relative_to(EXAMPLE_SCENARIOS)
 
-    from itbench_agents.scenario.validate import validate_scenario
+    from itbench_agents.personas.sre.validate import validate_scenario
 
     sid = "sre/hotel-search-scaled-to-zero-v1"
     result = validate_scenario(reg.get(sid), file=reg.files[sid])  # the example stays a valid scenario

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from itbench_agents.evaluation.spread import best_fixed_answers, fixed_answer_hits, fixed_answers
-from itbench_agents.scenario.audit import (
+from itbench_agents.personas.sre.audit import (
     ALL_STRATEGIES,
     DEFAULT_STRATEGIES,
     REPORTED_STRATEGIES,
@@ -139,7 +139,7 @@ def test_the_built_in_strategies() -> None:
 
 def test_the_finops_cost_incident_strategies() -> None:
     from itbench_agents.agents.registry import entry, make_agent
-    from itbench_agents.scenario.audit import FINOPS_STRATEGIES
+    from itbench_agents.personas.sre.audit import FINOPS_STRATEGIES
 
     assert {s for s in FINOPS_STRATEGIES if is_destructive(s)} == {
         "audit-finops-scale-to-zero",

@@ -236,7 +236,7 @@ def test_library_covers_the_fault_types(library: ScenarioRegistry) -> None:
 
 
 def test_library_is_consistent(library: ScenarioRegistry) -> None:
-    from itbench_agents.scenario.validate import convention_problems
+    from itbench_agents.personas.sre.validate import convention_problems
 
     for s in library.all():
         assert convention_problems(s, library.files[s.id]) == [], s.id  # what `scenarios validate` checks
@@ -246,7 +246,7 @@ def test_library_is_consistent(library: ScenarioRegistry) -> None:
 
 
 def test_the_library_conventions_name_what_is_wrong(library: ScenarioRegistry) -> None:
-    from itbench_agents.scenario.validate import convention_problems
+    from itbench_agents.personas.sre.validate import convention_problems
 
     s = library.get("sre/ad-scaled-to-zero-v1")
     bare = s.model_copy(update={"solutions": [], "technologies": []})

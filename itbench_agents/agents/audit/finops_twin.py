@@ -26,7 +26,7 @@ agent                              judged as     what it does
 =================================  ============  ============================================
 
 "Destructive" ones must pass mitigation nowhere; "blind" ones on at most 5% of the incidents
-(``scenario/audit.py``). Neither names a root cause.
+(``personas/sre/audit.py``). Neither names a root cause.
 """
 
 from __future__ import annotations

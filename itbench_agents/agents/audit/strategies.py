@@ -46,7 +46,7 @@ agent                       destructive   what it does
 
 "Destructive" strategies must never pass mitigation (CI checks it); "blind" ones may pass
 mitigation on at most 5% of the faults and diagnosis on at most 10% of the scenarios
-(``scenario/audit.py``); the others are reported (``scenarios audit --reported`` runs them).
+(``personas/sre/audit.py``); the others are reported (``scenarios audit --reported`` runs them).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Strategy:
     destructive: bool
     description: str
     blind: bool = False
-    """An answer without understanding: judged by rate (``scenario/audit.py``: at most 5% of the
+    """An answer without understanding: judged by rate (``personas/sre/audit.py``: at most 5% of the
     faults mitigated, 10% of the scenarios diagnosed), since a blanket answer can be right now and
     then."""
     library_wide: bool = False

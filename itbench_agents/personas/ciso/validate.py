@@ -7,7 +7,7 @@ for ``rhel-opa`` with the reference playbook run against the violating and the c
 
 from __future__ import annotations
 
-from ...scenario.validate import Check, ValidationResult
+from ...scenario.checks import Check, ValidationResult
 from .environment import bring_up, reports
 from .posture import assess
 from .rego_score import score_rego

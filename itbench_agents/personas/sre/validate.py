@@ -13,35 +13,13 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..k8s.client import KubeApi
-from .kinds import matching_names
-from .spec import Scenario
-
-
-@dataclass
-class Check:
-    name: str
-    ok: bool
-    detail: str = ""
-
-
-@dataclass
-class ValidationResult:
-    scenario_id: str
-    checks: list[Check] = field(default_factory=list)
-    wall_s: float = 0.0
-    twin_s: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.checks) and all(c.ok for c in self.checks)
-
-    def failures(self) -> list[Check]:
-        return [c for c in self.checks if not c.ok]
+from ...k8s.client import KubeApi
+from ...scenario.checks import Check, ValidationResult
+from ...scenario.kinds import matching_names
+from ...scenario.spec import Scenario
 
 
 def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
@@ -51,8 +29,8 @@ def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
 
 def _firing_in_namespace(prometheus_url: str, namespace: str, known: Sequence[str] = ()) -> list[str]:
     """Alert names firing in ``namespace``, except the alerts (identities) in ``known``."""
-    from ..harness.endstate import alert_identity
-    from ..harness.twin_env import incident_alerts
+    from ...harness.endstate import alert_identity
+    from ...harness.twin_env import incident_alerts
 
     return sorted(
         {
@@ -69,8 +47,8 @@ def convention_problems(scenario: Scenario, file: Path | None = None) -> list[st
     (``sre/foo-v1`` in ``foo.yaml``); a fault scenario has a reference solution and its
     technologies; the ground truth, reported as an agent would (the oracle), scores perfectly on
     every diagnosis metric (its propagations form one chain per root cause)."""
-    from ..agents.oracle import ground_truth_diagnosis
-    from ..evaluation.diagnosis import score_diagnosis
+    from ...agents.oracle import ground_truth_diagnosis
+    from ...evaluation.diagnosis import score_diagnosis
 
     out = []
     want = scenario.id.split("/", 1)[1].rsplit("-v", 1)[0] + ".yaml"
@@ -98,9 +76,9 @@ def validate_scenario(
     churn: str = "default",
     file: Path | None = None,
 ) -> ValidationResult:
-    from ..core.task import Limits
-    from ..harness.twin_env import TwinEnvironment
-    from .inject import apply_operations
+    from ...core.task import Limits
+    from ...harness.twin_env import TwinEnvironment
+    from ...scenario.inject import apply_operations
 
     res = ValidationResult(scenario.id)
     conventions = convention_problems(scenario, file)
@@ -185,7 +163,7 @@ def _check_churn(res: ValidationResult, env: Any) -> None:
         problems.append("no benign change possible: " + "; ".join(plan.skipped))
     if plan.unexplained_alerts():
         problems.append("alerts firing after the churn: " + ", ".join(plan.unexplained_alerts()))
-    from ..harness.twin_env import match_expected
+    from ...harness.twin_env import match_expected
 
     expected, _ = match_expected(env.scenario.alerts, [{"labels": labels} for labels in plan.planted_labels])
     if expected:
@@ -200,7 +178,7 @@ def _check_churn(res: ValidationResult, env: Any) -> None:
 def validate_by_id(args: tuple[Any, ...]) -> dict[str, Any]:
     """Process-pool entry point: validate one scenario of the default registry
     (``(id, seed, history_s)`` or ``(id, seed, history_s, churn)``)."""
-    from .registry import ScenarioRegistry
+    from ...scenario.registry import ScenarioRegistry
 
     sid, seed, history_s, *rest = args
     churn = rest[0] if rest else "default"

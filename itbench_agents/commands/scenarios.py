@@ -25,14 +25,14 @@ ScenariosDirOption = Annotated[
 def use_scenario_dirs(dirs: list[Path] | None) -> None:
     """Load the scenarios of ``dirs`` too, here and in the processes this command starts."""
     if dirs:
-        from .registry import add_scenario_dirs
+        from ..scenario.registry import add_scenario_dirs
 
         add_scenario_dirs(dirs)
 
 
 def _chosen(ids: list[str] | None, all_: bool) -> list[Any]:
     """The scenarios named on the command line (or every one with ``--all``); exit 2 otherwise."""
-    from .registry import UnknownScenarioError
+    from ..scenario.registry import UnknownScenarioError
 
     if not ids and not all_:
         typer.echo("error: name scenario ids or pass --all", err=True)
@@ -70,8 +70,8 @@ def _anomaly_only(anomaly_report: dict[str, Any], as_json: bool, twin: Any) -> N
 def _registry():  # type: ignore[no-untyped-def]
     from rich.console import Console
 
-    from .loader import ScenarioLoadError
-    from .registry import ScenarioRegistry
+    from ..scenario.loader import ScenarioLoadError
+    from ..scenario.registry import ScenarioRegistry
 
     try:
         return ScenarioRegistry.default()
@@ -155,7 +155,7 @@ def show_cmd(
 
         if show_finops(scenario_id, as_json):
             return
-    from .registry import UnknownScenarioError
+    from ..scenario.registry import UnknownScenarioError
 
     reg = _registry()
     try:
@@ -231,7 +231,7 @@ def validate_cmd(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .validate import validate_by_id
+    from ..personas.sre.validate import validate_by_id
 
     scenarios = _chosen(ids, all_)
     console = Console(stderr=True)
@@ -352,7 +352,7 @@ def audit_cmd(
     anomaly_report: Any = None
     if suite == "finops":  # the anomaly library here, then the cost incidents on the twin below
         from ..personas.finops.cli import audit_finops_suite
-        from .audit import FINOPS_STRATEGIES
+        from ..personas.sre.audit import FINOPS_STRATEGIES
 
         anomaly_report = audit_finops_suite(ids or [], as_json, exit_on_failure=False, twin_ids=True)
         ids = _persona_ids("finops", ids)
@@ -370,7 +370,7 @@ def audit_cmd(
     from rich.table import Table
 
     from ..console import table_console
-    from .audit import (
+    from ..personas.sre.audit import (
         chosen_strategies,
         is_blind,
         is_destructive,

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.audit.finops_twin import FINOPS_TWIN_STRATEGIES
-from ..agents.audit.strategies import STRATEGIES, Strategy
-from ..core.task import Limits
-from ..harness.records import AgentSpec, EpisodeRecord, RunConfig
+from ...agents.audit.finops_twin import FINOPS_TWIN_STRATEGIES
+from ...agents.audit.strategies import STRATEGIES, Strategy
+from ...core.task import Limits
+from ...harness.records import AgentSpec, EpisodeRecord, RunConfig
 
 REFERENCE = ("noop", "oracle")
 ALL_STRATEGIES: tuple[str, ...] = (*REFERENCE, *STRATEGIES)
@@ -239,8 +239,8 @@ def run_audit(
     """Run every strategy on every scenario (one trial, seed 0) in ``run_dir``."""
     import time
 
-    from ..harness.batch import run_batch, start_run
-    from .registry import ScenarioRegistry
+    from ...harness.batch import run_batch, start_run
+    from ...scenario.registry import ScenarioRegistry
 
     t0 = time.perf_counter()
     config = RunConfig(
@@ -263,7 +263,7 @@ def run_audit(
         list(scenario_ids),
         library=set(ScenarioRegistry.default().ids()) <= set(scenario_ids),
     )
-    from ..harness.runfolder import read_episodes
+    from ...harness.runfolder import read_episodes
 
     records = {r.key: r for r in read_episodes(run_dir)} or {r.key: r for r in summary.records}
     for (sid, agent, _trial), rec in records.items():

@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .records import AgentSpec, RunConfig
+    from ..harness.records import AgentSpec, RunConfig
 
 agents_app = typer.Typer(help="Agents the harness can run.", no_args_is_help=True)
 
@@ -64,7 +64,7 @@ def _fail(msg: str, code: int = 2) -> typer.Exit:
 
 
 def _churn(value: str):  # type: ignore[no-untyped-def]
-    from .churn import churn_mode
+    from ..harness.churn import churn_mode
 
     try:
         return churn_mode(value)
@@ -270,6 +270,18 @@ def run_cmd(
 
     from ..agents.registry import UnknownAgentError, entry
     from ..core.task import Limits
+    from ..harness.batch import (
+        BatchInterrupted,
+        done_keys,
+        interrupt_on_signals,
+        new_run_id,
+        run_batch,
+        start_run,
+    )
+    from ..harness.catalogue import Catalogue
+    from ..harness.progress import BatchProgress
+    from ..harness.records import AgentSpec, RunConfig
+    from ..harness.runfolder import RunFolderError, read_manifest
     from ..sandbox import SANDBOX_MODES
     from ..scenario.loader import ScenarioLoadError
     from ..scenario.registry import (
@@ -277,11 +289,6 @@ def run_cmd(
         UnknownScenarioError,
         add_scenario_dirs,
     )
-    from .batch import BatchInterrupted, done_keys, interrupt_on_signals, new_run_id, run_batch, start_run
-    from .catalogue import Catalogue
-    from .progress import BatchProgress
-    from .records import AgentSpec, RunConfig
-    from .runfolder import RunFolderError, read_manifest
 
     console = Console(stderr=True)
     if resume is not None:
@@ -466,9 +473,9 @@ def score_cmd(
     """Re-score a run from its files (agent outputs, topology, mitigation checks) without rerunning agents."""
     from rich.console import Console
 
+    from ..harness.rescore import rescore_run
+    from ..harness.runfolder import RunFolderError
     from ..report.tables import overall_table
-    from .rescore import rescore_run
-    from .runfolder import RunFolderError
 
     try:
         _warn_foreign(Console(stderr=True), run_dir)
@@ -497,8 +504,8 @@ def report_cmd(
     """Write report.md and a self-contained report.html (Table-4 layout, heat map, complexity bars)."""
     from rich.console import Console
 
+    from ..harness.runfolder import RunFolderError
     from ..report.build import write_reports
-    from .runfolder import RunFolderError
 
     try:
         for d in run_dirs:
@@ -528,9 +535,9 @@ def compare_cmd(
     from rich.console import Console
     from rich.table import Table
 
+    from ..harness.runfolder import RunFolderError
     from ..report.build import load_records
     from ..report.compare import CompareError, compare
-    from .runfolder import RunFolderError
 
     try:
         result = compare(load_records([run_a]), load_records([run_b]), agent_a, agent_b)
@@ -612,7 +619,7 @@ def register(app: typer.Typer) -> None:
 
 def _check_labels(specs: list[AgentSpec]) -> None:
     """Agents are told apart by their labels (tables, records, episode folders): no two may share one."""
-    from .episode import episode_id
+    from ..harness.episode import episode_id
 
     seen: dict[str, str] = {}
     for spec in specs:
@@ -637,7 +644,7 @@ def _sandbox_warning(config: RunConfig) -> str | None:
 
 def _warn_foreign(console: Console, run_dir: Path) -> None:
     """Say which lines of ``episodes.jsonl`` were skipped as not written by the harness."""
-    from .runfolder import check_episodes
+    from ..harness.runfolder import check_episodes
 
     check = check_episodes(run_dir)
     if check.unverified:
@@ -652,7 +659,7 @@ def _preflight(specs: list[AgentSpec]) -> None:
     """One clear error before the run starts: unknown model strings, missing API keys, unreachable
     servers (each agent module decides what it needs)."""
     from ..agents.registry import preflight
-    from .episode import agent_config_for
+    from ..harness.episode import agent_config_for
 
     for spec in specs:
         try:
