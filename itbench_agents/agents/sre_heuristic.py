@@ -52,6 +52,7 @@ from ..core.agent import EventSink
 from ..core.output import AgentOutput, AlertExplanation, Diagnosis, DiagnosisEntity, Propagation, Usage
 from ..core.task import Task
 from ..k8s.selectors import matches_map
+from ..k8s.times import parse_rfc3339
 from ..tools.alerts import fetch_alerts
 from ..tools.context import ToolContext
 from ..tools.kubectl import kubectl_json
@@ -59,7 +60,6 @@ from ..tools.registry import ToolError, get_tool
 from ..tools.summarize import trace_error_sources
 from ..tools.topology import dependencies
 from ..tools.traces import find_traces
-from ..twin.kube.store import parse_rfc3339
 from .base import AgentConfig
 
 RECENT_AFTER_S = 300.0

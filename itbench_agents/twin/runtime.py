@@ -18,8 +18,9 @@ asked again for every running container on every change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
+
+from ..k8s.quantity import parse_quantity
 
 Obj = dict[str, Any]
 
@@ -123,43 +124,6 @@ class TracedRuntime(Protocol):
     def derived_generation(self, now: float) -> int:
         """A number that changes whenever the runtime's derived state may have changed."""
         ...
-
-
-def parse_quantity(q: str | int | float | None) -> float:
-    """Kubernetes quantity → float ('500m' → 0.5, '256Mi' → 268435456, '1G' → 1e9)."""
-    if q is None:
-        return 0.0
-    if isinstance(q, int | float):
-        return float(q)
-    return _parse_quantity_text(str(q))
-
-
-@lru_cache(maxsize=4096)
-def _parse_quantity_text(text: str) -> float:
-    """Quantities are parsed on every controller sync; the few distinct strings are parsed once."""
-    s = text.strip()
-    suffixes = {
-        "Ki": 2**10,
-        "Mi": 2**20,
-        "Gi": 2**30,
-        "Ti": 2**40,
-        "Pi": 2**50,
-        "Ei": 2**60,
-        "n": 1e-9,
-        "u": 1e-6,
-        "m": 1e-3,
-        "k": 1e3,
-        "K": 1e3,
-        "M": 1e6,
-        "G": 1e9,
-        "T": 1e12,
-        "P": 1e15,
-        "E": 1e18,
-    }
-    for suf in sorted(suffixes, key=len, reverse=True):
-        if s.endswith(suf):
-            return float(s[: -len(suf)]) * suffixes[suf]
-    return float(s)
 
 
 class DefaultRuntime:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctl_helpers import PODS, condition, cstatus, events_for
 
-from itbench_agents.twin.kube.store import parse_rfc3339
+from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin.runtime import ContainerVerdict
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from faultkit import DAEMONSETS, DEPLOYMENTS, HPAS, NODES, PODS, PRIORITY, PVCS, QUOTAS, Cluster, healed
 
-from itbench_agents.twin.runtime import parse_quantity
+from itbench_agents.k8s.quantity import parse_quantity
 
 
 @pytest.mark.parametrize(

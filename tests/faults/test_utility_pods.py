@@ -194,7 +194,7 @@ def _kubeconfig(c: Cluster) -> str:
 
 
 def _seconds(ts: str) -> float:
-    from itbench_agents.twin.kube.store import parse_rfc3339
+    from itbench_agents.k8s.times import parse_rfc3339
 
     return parse_rfc3339(ts)
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import requests
 
+from itbench_agents.k8s.times import parse_rfc3339, rfc3339
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.kube.store import parse_rfc3339, rfc3339
 
 pytestmark = pytest.mark.kubectl
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.kube.store import GroupResource, ObjectStore, parse_rfc3339
+from itbench_agents.twin.kube.store import GroupResource, ObjectStore
 
 PODS = GroupResource("", "pods")
 

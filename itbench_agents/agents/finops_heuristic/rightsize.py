@@ -27,6 +27,7 @@ from typing import Any
 import requests
 
 from ...core.agent import EventSink
+from ...k8s.quantity import parse_quantity
 from ...tools.context import ToolContext
 from ...tools.kubectl import kubectl_json
 from ...tools.registry import ToolError, get_tool
@@ -41,20 +42,6 @@ class Change:
     """``namespace/Kind/name``."""
     reason: str
     commands: list[str] = field(default_factory=list)
-
-
-def _cpu(q: Any) -> float:
-    s = str(q or "0")
-    return float(s[:-1]) / 1000 if s.endswith("m") else float(s)
-
-
-def _mem(q: Any) -> float:
-    s = str(q or "0")
-    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "K": 1e3, "M": 1e6, "G": 1e9}
-    for u, f in units.items():
-        if s.endswith(u):
-            return float(s[: -len(u)]) * f
-    return float(s)
 
 
 def _cpu_q(cores: float) -> str:
@@ -200,14 +187,14 @@ def plan(
             req, lim = res.get("requests") or {}, res.get("limits") or {}
             sets_req: list[str] = []
             sets_lim: list[str] = []
-            cpu_req, cpu_use = _cpu(req.get("cpu")), u["cpu_use"] / pods
+            cpu_req, cpu_use = parse_quantity(req.get("cpu") or 0), u["cpu_use"] / pods
             if cpu_req >= 0.2 and cpu_use < cpu_req / 5:
                 new = max(CPU_FLOOR, 2 * cpu_use)
                 sets_req.append(f"cpu={_cpu_q(new)}")
                 if lim.get("cpu") is not None:
                     sets_lim.append(f"cpu={_cpu_q(max(4 * new, 0.1))}")
                 why.append(f"container {c['name']} requests {req.get('cpu')} CPU and uses {cpu_use:.3f}")
-            mem_req, mem_use = _mem(req.get("memory")), u["mem_use"] / pods
+            mem_req, mem_use = parse_quantity(req.get("memory") or 0), u["mem_use"] / pods
             if mem_req >= 512 * 2**20 and mem_use < mem_req / 4:
                 new_m = math.ceil(max(MEM_FLOOR, 2 * mem_use) / (16 * 2**20)) * 16 * 2**20
                 sets_req.append(f"memory={_mem_q(new_m)}")

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.quantity import quantity
 from ...k8s.selectors import matches_map
 from ..controllers import coredns
 from ..controllers.kinds import CRDS, NAMESPACES
@@ -35,7 +36,6 @@ from ..faults.containers import (
     common_images,
     decide,
     is_running,
-    quantity,
     started_at,
 )
 from ..faults.effects import Effects, chaos_effects, flag_effects

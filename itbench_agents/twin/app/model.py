@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..runtime import parse_quantity
+from ...k8s.quantity import parse_quantity
 
 Obj = dict[str, Any]
 SpanKind = Literal["server", "consumer", "internal"]

@@ -15,7 +15,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..faults.containers import quantity
+from ...k8s.quantity import quantity
 from ..faults.effects import Effects, Row
 from ..health import AppHealth, EdgeHealth, OperationHealth, ServiceHealth, Symptom
 from .cluster import ClusterView, Instance
@@ -509,7 +509,7 @@ class Propagation:
         """Memory a leak has added so far, averaged over the service's running pods (capped at the limit)."""
         if not self.serving[s]:
             return 0.0
-        from ..faults.containers import quantity, started_at
+        from ..faults.containers import started_at
 
         out = []
         base = self.b.services[s].resources.memory + ld.extra_memory

@@ -168,7 +168,7 @@ def standard_storage_class() -> Obj:
 
 def bootstrap_cluster(twin: Twin, nodes: int = 3) -> None:
     """Create nodes, system namespaces and their default objects (idempotent)."""
-    from ..kube.store import rfc3339
+    from ...k8s.times import rfc3339
 
     store = twin.store
     with twin.lock:

@@ -10,6 +10,7 @@ import contextlib
 import functools
 from typing import Any
 
+from ...k8s.quantity import format_quantity
 from ...k8s.readiness import is_ready
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
@@ -28,7 +29,6 @@ from .kinds import (
     RESOURCEQUOTAS,
     SERVICEACCOUNTS,
 )
-from .quantity import format_quantity
 from .taint_eviction import record_taint_eviction
 
 Obj = dict[str, Any]
@@ -155,7 +155,7 @@ class NodeLifecycleController(Controller):
 
 
 def _ts(c: Controller) -> str:
-    from ..kube.store import rfc3339
+    from ...k8s.times import rfc3339
 
     return rfc3339(c.now())
 

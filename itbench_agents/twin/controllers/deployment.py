@@ -16,8 +16,9 @@ import contextlib
 import math
 from typing import Any
 
+from ...k8s.times import parse_rfc3339, rfc3339
 from ..kube.errors import ApiError
-from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
+from ..kube.store import ChangeEvent, clone
 from .base import Controller, update_object, update_status
 from .events import record_event
 from .index import controller_uid, is_terminal, owner_ref

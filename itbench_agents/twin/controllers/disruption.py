@@ -27,8 +27,9 @@ from typing import Any
 
 from ...k8s.readiness import is_ready
 from ...k8s.selectors import labels_of, matches
+from ...k8s.times import parse_rfc3339
 from ..kube.pdb import CONDITION, DELETION_TIMEOUT_S, PDBS, set_condition, update_disruption_allowed
-from ..kube.store import ChangeEvent, GroupResource, parse_rfc3339
+from ..kube.store import ChangeEvent, GroupResource
 from .base import Controller, update_status
 from .events import record_event
 from .kinds import DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, STATEFULSETS

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..kube.store import clone, rfc3339
+from ...k8s.times import rfc3339
+from ..kube.store import clone
 from .kinds import EVENTS, NAMESPACES
 
 if TYPE_CHECKING:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...k8s.quantity import parse_quantity
 from ...k8s.readiness import is_ready
-from ..kube.store import ChangeEvent, rfc3339
+from ...k8s.times import rfc3339
+from ..kube.store import ChangeEvent
 from .base import Controller, update_object, update_status
 from .events import record_event
 from .index import is_active
 from .kinds import DEPLOYMENTS, HPAS, REPLICASETS, STATEFULSETS
-from .quantity import parse_quantity
 
 Obj = dict[str, Any]
 

@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ...k8s.readiness import is_ready
+from ...k8s.times import parse_rfc3339, rfc3339
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, clone, parse_rfc3339, rfc3339
+from ..kube.store import ChangeEvent, clone
 from .base import Controller, update_status
 from .events import record_event
 from .index import owner_ref

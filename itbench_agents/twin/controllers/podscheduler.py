@@ -14,15 +14,16 @@ import contextlib
 from collections import Counter
 from typing import Any
 
+from ...k8s.quantity import parse_quantity
 from ...k8s.selectors import labels_of, matches, matches_map, node_selector_term_matches
+from ...k8s.times import rfc3339
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, clone, rfc3339
+from ..kube.store import ChangeEvent, clone
 from .base import Controller
 from .events import record_event
 from .index import is_terminal
 from .kinds import NODES, PODS, PVCS
-from .quantity import parse_quantity
 from .volumes import waits_for_consumer
 
 Obj = dict[str, Any]

@@ -19,9 +19,10 @@ import functools
 import math
 from typing import Any
 
+from ...k8s.times import rfc3339
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, rfc3339
+from ..kube.store import ChangeEvent
 from .base import Controller, update_status
 from .events import record_event
 from .index import is_terminal

@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ...k8s.quantity import parse_quantity
 from ..kube.errors import ApiError
 from ..kube.store import ChangeEvent
 from .base import Controller, update_object, update_status
 from .events import record_event
 from .kinds import PERSISTENTVOLUMES, PODS, PVCS, STORAGECLASSES
-from .quantity import parse_quantity
 
 Obj = dict[str, Any]
 

@@ -7,7 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...k8s.readiness import is_ready
-from ..kube.store import clone, parse_rfc3339
+from ...k8s.times import parse_rfc3339
+from ..kube.store import clone
 from .admission import admit
 from .index import owner_ref
 from .kinds import PODS

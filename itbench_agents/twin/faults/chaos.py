@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.times import parse_rfc3339
 from ..controllers.kinds import PODS
-from ..kube.store import GroupResource, parse_rfc3339
+from ..kube.store import GroupResource
 
 if TYPE_CHECKING:
     from ..app.cluster import ClusterView

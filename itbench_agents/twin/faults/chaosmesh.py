@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.times import rfc3339
 from ..controllers.events import record_event
 from ..controllers.kinds import PODS
-from ..kube.store import rfc3339
 from .chaos import ActiveChaos, is_paused, picked_pods, selector_of
 
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ...k8s.quantity import parse_quantity, quantity
+from ...k8s.times import parse_rfc3339
 from ...paths import scenarios_dir
-from ..kube.store import parse_rfc3339
-from ..runtime import ContainerVerdict, parse_quantity
+from ..runtime import ContainerVerdict
 from .shell import Program, container_program, has_executable, image_argv, mounted_paths
 
 if TYPE_CHECKING:
@@ -30,16 +31,6 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 MIB = 2**20
 EXIT_AFTER_OUTPUT_S = 0.01
-
-
-def quantity(q: Any, default: float | None = None) -> float | None:
-    """A Kubernetes quantity, or ``default`` when absent or malformed (never raises)."""
-    if q is None or q == "":
-        return default
-    try:
-        return parse_quantity(q)
-    except (ValueError, TypeError):
-        return default
 
 
 @cache

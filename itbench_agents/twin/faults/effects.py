@@ -180,7 +180,7 @@ def chaos_effects(effects: Effects, view: ClusterView) -> None:
 
 def _mem_limit(container: dict) -> float | None:
     lim = (container.get("resources") or {}).get("limits") or {}
-    from .containers import quantity
+    from ...k8s.quantity import quantity
 
     return quantity(lim.get("memory"))
 

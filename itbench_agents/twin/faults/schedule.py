@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.times import rfc3339
 from ..controllers.index import owner_ref
-from ..kube.store import clone, rfc3339
+from ..kube.store import clone
 from .chaos import CHAOS_GRS, PAUSE_ANNOTATION, is_paused, parse_duration
 from .chaosmesh import schedule_forbid, schedule_spawned
 

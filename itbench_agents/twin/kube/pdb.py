@@ -24,8 +24,9 @@ from typing import Any
 
 from ...k8s.readiness import is_ready
 from ...k8s.selectors import matches
+from ...k8s.times import rfc3339
 from .errors import ApiError
-from .store import GroupResource, ObjectStore, clone, rfc3339
+from .store import GroupResource, ObjectStore, clone
 
 Obj = dict[str, Any]
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ...k8s.times import rfc3339
 from ..httpserver import Handler, Request, Response
 from . import discovery
 from .auth import check_request
@@ -44,7 +45,7 @@ from .pdb import check_eviction
 from .pod_deletion import delete_pod
 from .resources import ResourceInfo, ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
-from .store import ChangeEvent, GroupResource, Obj, clone, rfc3339
+from .store import ChangeEvent, GroupResource, Obj, clone
 from .tables import partial_metadata, to_table
 from .validation import decode_and_validate
 
@@ -1125,7 +1126,7 @@ class KubeApi:
             if req.arg("sinceSeconds"):
                 since_time = self.twin.now() - int(req.arg("sinceSeconds") or 0)
             if req.arg("sinceTime"):
-                from .store import parse_rfc3339
+                from ...k8s.times import parse_rfc3339
 
                 since_time = parse_rfc3339(req.arg("sinceTime") or "")
             if req.arg("limitBytes"):

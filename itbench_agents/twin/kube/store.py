@@ -22,9 +22,9 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
+from ...k8s.times import rfc3339
 from .errors import already_exists, conflict, invalid, not_found
 
 Obj = dict[str, Any]
@@ -64,16 +64,6 @@ class ChangeEvent:
 def clone(obj: Obj) -> Obj:
     """A deep copy of a JSON-shaped object (faster than ``copy.deepcopy``)."""
     return json.loads(json.dumps(obj))  # type: ignore[no-any-return]
-
-
-def rfc3339(t: float) -> str:
-    """Kubernetes' timestamp format (second precision, UTC, ``Z``)."""
-    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(s: str) -> float:
-    s = s.replace("Z", "+00:00")
-    return datetime.fromisoformat(s).timestamp()
 
 
 _NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of k8s' utilrand.String

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..kube.store import GroupResource, ObjectStore, parse_rfc3339
+from ...k8s.times import parse_rfc3339
+from ..kube.store import GroupResource, ObjectStore
 
 Obj = dict[str, Any]
 ObjKey = tuple[GroupResource, str, str]

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ....k8s.times import rfc3339
 from ...kube.errors import ApiError
-from ...kube.store import ChangeEvent, GroupResource, clone, rfc3339
+from ...kube.store import ChangeEvent, GroupResource, clone
 from ..base import AdmissionRequest, WebhookDenied
 from .crds import KYVERNO, REPORTS, REPORTS_VERSION, kyverno_crds
 from .engine import Admission, RuleResult, apply_policy, policy_rules

@@ -11,7 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ..store import GroupResource, Obj, rfc3339
+from ....k8s.times import rfc3339
+from ..store import GroupResource, Obj
 
 RBAC = "rbac.authorization.k8s.io"
 CLUSTER_ROLES = GroupResource(RBAC, "clusterroles")
