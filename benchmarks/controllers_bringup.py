@@ -12,10 +12,10 @@ import statistics
 import time
 from typing import Any
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.app.loader import load_app
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 
 PODS = GroupResource("", "pods")
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.telemetry.sources import Matcher, TraceQuery
 
 T0 = 1_750_000_000.0

@@ -21,9 +21,9 @@ def _kind_names() -> dict[str, str]:
     """Every spelling kubectl accepts for a resource the twin serves → its kind, lower case: the
     kind, singular, plural and short names, each also qualified with the API group
     (``schedules.chaos-mesh.org``). From the twin's resource table and the Chaos Mesh CRDs."""
-    from ..twin.faults.chaos import GROUP as CHAOS_GROUP
-    from ..twin.faults.chaos import KINDS as CHAOS_KINDS
-    from ..twin.kube.resources import BUILTIN
+    from ..k8s.kinds import BUILTIN
+    from ..k8s.kinds import CHAOS_MESH_GROUP as CHAOS_GROUP
+    from ..k8s.kinds import CHAOS_MESH_KINDS as CHAOS_KINDS
 
     spellings = [(r.kind, r.group, (r.singular_name, r.resource, *r.short_names)) for r in BUILTIN] + [
         (kind, CHAOS_GROUP, (kind.lower(), plural)) for kind, plural in CHAOS_KINDS.items()

@@ -58,8 +58,8 @@ import requests
 from pydantic import BaseModel, Field
 
 from ..k8s.client import KubeApi, KubeApiError
+from ..k8s.kinds import CHAOS_MESH_KINDS as CHAOS_KINDS
 from ..scenario.spec import CreateOp, DeleteOp, FlagOp, Operation, PatchOp, RestartOp
-from ..twin.faults.chaos import KINDS as CHAOS_KINDS
 
 BASELINE_SCHEMA = 1
 TRAFFIC_MIN_RATIO = 0.8

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
+from ..k8s.kinds import GroupResource
 from .clock import DEFAULT_LEAD_S, Clock, VirtualClock
 from .health import HealthTimeline
 from .httpserver import HttpEndpoint
-from .kube.store import GroupResource, ObjectStore, clone
+from .kube.store import ObjectStore, clone
 from .runtime import ContainerRuntime, DefaultRuntime
 from .scheduler import Scheduler
 

@@ -24,7 +24,7 @@ def _shop_dependencies() -> list[dict]:
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Iterator[Env]:
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     e, stop = start_env(tmp_path, broken_shop())
 

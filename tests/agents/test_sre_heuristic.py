@@ -9,7 +9,7 @@ import pytest
 from itbench_agents.agents.base import AgentConfig
 from itbench_agents.agents.sre_heuristic import HeuristicAgent, make_agent
 from itbench_agents.core.task import Task
-from itbench_agents.twin.kube.store import GroupResource
+from itbench_agents.k8s.kinds import GroupResource
 
 DEPLOY = GroupResource("apps", "deployments")
 SVC = GroupResource("", "services")

@@ -71,7 +71,7 @@ def _script(tmp_path: Path, turns: list[dict]) -> str:
 
 
 def _replicas(env) -> int:  # type: ignore[no-untyped-def]
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     return int(env.twin.get(GroupResource("apps", "deployments"), "shop", "cart")["spec"]["replicas"])
 

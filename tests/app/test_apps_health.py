@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.app.behaviour import BehaviourModel
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.faults.chaos import CHAOS_GRS
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 from itbench_agents.twin.runtime import ContainerRuntime
 
 T0 = 1_750_000_000.0

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.app.behaviour import BehaviourModel
 from itbench_agents.twin.app.loader import load_app
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.runtime import ContainerVerdict, ResourceUsage, TracedRuntime
 
 Obj = dict[str, Any]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.runtime import ContainerVerdict, DefaultRuntime, ResourceUsage
 
 Obj = dict[str, Any]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from ctl_helpers import DEPLOYMENTS, PODS, REPLICASETS, claim, condition, deployment, events_for, pods_of
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.controllers.admission import admit
 from itbench_agents.twin.kube.errors import ApiError
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 QUOTAS = GroupResource("", "resourcequotas")
 LIMITRANGES = GroupResource("", "limitranges")

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from ctl_helpers import EVENTS, NODES, PODS, deployment, events_for, pods_of
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.controllers.admission import SA_MOUNT_PATH
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 LEASES = GroupResource("coordination.k8s.io", "leases")
 SERVICEACCOUNTS = GroupResource("", "serviceaccounts")

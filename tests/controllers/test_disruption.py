@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from ctl_helpers import DEPLOYMENTS, PODS, condition, deployment, events_for, pods_of
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.controllers.disruption import go_label_selector, scaled_value
 from itbench_agents.twin.kube.errors import ApiError
 from itbench_agents.twin.kube.pdb import PDBS, check_eviction
 from itbench_agents.twin.kube.pod_deletion import delete_pod
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 Obj = dict[str, Any]
 DAEMONSETS = GroupResource("apps", "daemonsets")

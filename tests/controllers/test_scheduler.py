@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ctl_helpers import DEPLOYMENTS, NODES, PODS, condition, deployment, events_for, pods_of
 
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.k8s.kinds import GroupResource
+from itbench_agents.twin.kube.store import clone
 
 PRIORITYCLASSES = GroupResource("scheduling.k8s.io", "priorityclasses")
 PVCS = GroupResource("", "persistentvolumeclaims")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ctl_helpers import DEPLOYMENTS, PODS, REPLICASETS, SERVICES, deployment, pods_of
 
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.k8s.kinds import GroupResource
+from itbench_agents.twin.kube.store import clone
 from itbench_agents.twin.runtime import ContainerVerdict
 
 ENDPOINTS = GroupResource("", "endpoints")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ctl_helpers import DEPLOYMENTS, claim, condition, deployment, events_for, pods_of
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.controllers.admission import admit
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 PVS = GroupResource("", "persistentvolumes")
 PVCS = GroupResource("", "persistentvolumeclaims")

@@ -37,8 +37,9 @@ def test_every_spelling_kubectl_accepts_names_the_same_kind() -> None:
     from collections import defaultdict
 
     from itbench_agents.evaluation.entities import norm_kind
-    from itbench_agents.twin.faults.chaos import GROUP, KINDS
-    from itbench_agents.twin.kube.resources import BUILTIN
+    from itbench_agents.k8s.kinds import BUILTIN
+    from itbench_agents.k8s.kinds import CHAOS_MESH_GROUP as GROUP
+    from itbench_agents.k8s.kinds import CHAOS_MESH_KINDS as KINDS
 
     kinds_of = defaultdict(set)  # a plain name two kinds share ("nodes": Node, NodeMetrics) is the core one's
     for r in BUILTIN:

@@ -12,10 +12,11 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.health import ServiceHealth
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 Obj = dict[str, Any]
 T0 = 1_750_000_000.0

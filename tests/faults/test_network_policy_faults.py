@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from faultkit import NETPOLS, Cluster, healed
 
-from itbench_agents.twin.kube.store import GroupResource
+from itbench_agents.k8s.kinds import GroupResource
 
 NAMESPACES = GroupResource("", "namespaces")
 DNS_RULE = {

@@ -229,7 +229,7 @@ def test_no_room_no_history():
 
 # ---------------------------------------------------------------------------- on the twin
 def _store_dump(twin: Any) -> list[tuple[str, str, str, str, str]]:
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     out = []
     for gr in (
@@ -524,10 +524,10 @@ def test_a_lookalike_is_harmless_and_the_reference_fix_still_passes(kind: str, t
 def test_a_dependency_that_came_up_late_leaves_startup_restarts() -> None:
     """A fatal dependency applied late at install crash-loops its clients for a while; the kept
     client shows the restarts and the BackOff events an hour later, and everything is ready."""
+    from itbench_agents.k8s.kinds import GroupResource
     from itbench_agents.twin.clock import ManualClock
     from itbench_agents.twin.history import fatal_dependants, plan_late_dependencies
     from itbench_agents.twin.instance import Twin
-    from itbench_agents.twin.kube.store import GroupResource
 
     deps = fatal_dependants(_app("otel-demo").behaviour.services)
     assert deps["postgresql"] == ["product-catalog"] and "kafka" in deps

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from kube_helpers import DEPLOYMENT, KUBECTL, Cluster, needs_kubectl, serve_cluster
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin.clock import VirtualClock
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 
 pytestmark = [needs_kubectl, pytest.mark.kubectl]
 

@@ -118,7 +118,7 @@ def test_field_selectors_on_events(api, cluster: Cluster) -> None:  # type: igno
 def test_delete_collection_validators_and_events_v1(api, cluster: Cluster) -> None:  # type: ignore[no-untyped-def]
     from kubernetes import client
 
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     core = client.CoreV1Api(api)
     for n in ("x1", "x2", "y1"):

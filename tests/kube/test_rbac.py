@@ -611,7 +611,7 @@ def _stored(s: Served, gr: Any, ns: str, name: str) -> Any:
 
 
 def _gr(group: str, resource: str) -> Any:
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     return GroupResource(group, resource)
 

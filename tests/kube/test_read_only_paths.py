@@ -6,8 +6,8 @@ import json
 
 from kube_helpers import Cluster
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.kube.selectors import Requirement, selector_from_label_selector
-from itbench_agents.twin.kube.store import GroupResource
 
 PODS = GroupResource("", "pods")
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.kube.store import GroupResource, ObjectStore
+from itbench_agents.twin.kube.store import ObjectStore
 
 PODS = GroupResource("", "pods")
 

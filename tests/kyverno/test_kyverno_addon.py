@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from itbench_agents.core.endpoints import kubeconfig_yaml
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
-from itbench_agents.twin.kube.store import GroupResource
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.addons.opencost.addon import OpenCostAddon
 from itbench_agents.twin.addons.opencost.allocation import IDLE, UNMOUNTED
 from itbench_agents.twin.addons.opencost.pricing import CustomPricing
 from itbench_agents.twin.httpserver import Request, Response
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 from itbench_agents.twin.prometheus.server import make_prometheus_handler
 
 DEPLOYMENTS = GroupResource("apps", "deployments")

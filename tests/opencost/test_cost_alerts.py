@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.instance import LOUD_PAST_S, Twin
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 
 DEPLOYMENTS = GroupResource("apps", "deployments")
 LEASES = GroupResource("coordination.k8s.io", "leases")

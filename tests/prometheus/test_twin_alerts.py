@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.httpserver import Request
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.prometheus.server import make_prometheus_handler
 
 DEPLOYMENTS = GroupResource("apps", "deployments")

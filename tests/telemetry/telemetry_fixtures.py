@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.k8s.times import rfc3339
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.health import (
@@ -18,7 +19,7 @@ from itbench_agents.twin.health import (
     ServiceHealth,
     Symptom,
 )
-from itbench_agents.twin.kube.store import GroupResource, ObjectStore, clone
+from itbench_agents.twin.kube.store import ObjectStore, clone
 from itbench_agents.twin.runtime import DefaultRuntime
 from itbench_agents.twin.telemetry.hub import install_telemetry
 

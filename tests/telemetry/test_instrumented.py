@@ -163,7 +163,7 @@ def test_traces_show_uninstrumented_peers_only_as_client_spans(shop):
 
 
 def test_external_load_client_has_no_pods_series_logs_or_spans(hotel):
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     assert not [p for p in hotel.store.list(GroupResource("", "pods"), "") if "wrk2" in p["metadata"]["name"]]
     everything = hotel.metrics.select([Matcher("__name__", "=~", ".+")], *window(hotel, 60))

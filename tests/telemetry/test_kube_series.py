@@ -18,8 +18,8 @@ from telemetry_fixtures import (
     waiting_status,
 )
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.health import AppHealth, ServiceHealth
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.telemetry.hub import install_telemetry
 from itbench_agents.twin.telemetry.sources import Matcher, Series, is_stale
 

@@ -188,8 +188,8 @@ def test_infrastructure_logs_in_their_own_style():
     from telemetry_fixtures import FakeTwin, node_obj
     from telemetry_fixtures import op as make_op
 
+    from itbench_agents.k8s.kinds import GroupResource
     from itbench_agents.twin.health import AppHealth, ServiceHealth
-    from itbench_agents.twin.kube.store import GroupResource
     from itbench_agents.twin.telemetry.hub import install_telemetry
 
     twin = FakeTwin()

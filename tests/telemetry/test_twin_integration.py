@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.kube.store import GroupResource, clone
+from itbench_agents.twin.kube.store import clone
 from itbench_agents.twin.telemetry.sources import Matcher, TraceQuery
 
 DEP = GroupResource("apps", "deployments")

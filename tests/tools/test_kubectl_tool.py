@@ -29,7 +29,7 @@ def test_get_and_refusal_are_observations(ctx) -> None:  # type: ignore[no-untyp
 
 
 def test_mutation_in_mitigation_changes_the_cluster(ctx, env) -> None:  # type: ignore[no-untyped-def]
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     ctx.phase = "mitigation"
     res = get_tool("kubectl").invoke(ctx, {"command": "scale deployment/cart --replicas=3"})
@@ -53,7 +53,7 @@ def test_shell_syntax_and_bad_arguments(ctx) -> None:  # type: ignore[no-untyped
 
 
 def test_apply_from_stdin(ctx, env) -> None:  # type: ignore[no-untyped-def]
-    from itbench_agents.twin.kube.store import GroupResource
+    from itbench_agents.k8s.kinds import GroupResource
 
     ctx.phase = "mitigation"
     manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\ndata:\n  a: '1'\n"

@@ -4,9 +4,10 @@ import time
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock, VirtualClock
 from itbench_agents.twin.kube.errors import ApiError
-from itbench_agents.twin.kube.store import GroupResource, ObjectStore, clone
+from itbench_agents.twin.kube.store import ObjectStore, clone
 from itbench_agents.twin.scheduler import Scheduler
 
 PODS = GroupResource("", "pods")

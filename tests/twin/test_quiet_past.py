@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.k8s.times import parse_rfc3339
 from itbench_agents.twin import instance
 from itbench_agents.twin.clock import VirtualClock
@@ -19,7 +20,6 @@ from itbench_agents.twin.controllers.cluster import (
     QUIET_NODE_STATUS_REPORT_S,
 )
 from itbench_agents.twin.instance import LOUD_PAST_S, Twin
-from itbench_agents.twin.kube.store import GroupResource
 
 LEASES = GroupResource("coordination.k8s.io", "leases")
 NODES = GroupResource("", "nodes")

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import VirtualClock
 from itbench_agents.twin.instance import Twin
-from itbench_agents.twin.kube.store import GroupResource
 from itbench_agents.twin.serve import load_manifest_dir
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.quantity import quantity
 from ...k8s.selectors import matches_map
 from ..controllers import coredns
@@ -42,7 +43,7 @@ from ..faults.effects import Effects, chaos_effects, flag_effects
 from ..faults.flags import flag_values, make_flag_validator, parse_flag_file
 from ..faults.schedule import SCHEDULES, ScheduleRunner
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, GroupResource, clone
+from ..kube.store import ChangeEvent, clone
 from ..runtime import VERIFY_ENV, ContainerVerdict, ResourceUsage, StaleCacheError, VerdictReads
 from .cluster import (
     CONFIGMAPS,

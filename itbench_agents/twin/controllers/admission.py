@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.quantity import format_quantity, parse_quantity
 from ..kube.errors import ApiError, forbidden
-from ..kube.store import GroupResource, clone
+from ..kube.store import clone
 from .index import is_terminal
 from .kinds import LIMITRANGES, PODS, PRIORITYCLASSES, PVCS, RESOURCEQUOTAS, SERVICEACCOUNTS, SERVICES
 

@@ -6,8 +6,9 @@ import contextlib
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.kinds import GroupResource
 from ..kube.errors import ApiError
-from ..kube.store import ChangeEvent, GroupResource, clone
+from ..kube.store import ChangeEvent, clone
 from .index import controller_uid
 
 if TYPE_CHECKING:

@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.readiness import is_ready
 from ...k8s.selectors import labels_of, matches
 from ...k8s.times import parse_rfc3339
 from ..kube.pdb import CONDITION, DELETION_TIMEOUT_S, PDBS, set_condition, update_disruption_allowed
-from ..kube.store import ChangeEvent, GroupResource
+from ..kube.store import ChangeEvent
 from .base import Controller, update_status
 from .events import record_event
 from .kinds import DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, STATEFULSETS

@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ..kube.errors import ApiError
 from ..kube.pod_deletion import delete_pod
-from ..kube.store import ChangeEvent, GroupResource, clone
+from ..kube.store import ChangeEvent, clone
 from .base import Controller
 from .kinds import NAMESPACES, PODS
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.selectors import labels_of, match_expression
-from ..kube.store import ChangeEvent, GroupResource, ObjectStore
+from ..kube.store import ChangeEvent, ObjectStore
 from .kinds import LEASES, NODES, PODS
 
 Obj = dict[str, Any]

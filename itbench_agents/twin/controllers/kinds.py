@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..kube.store import GroupResource
+from ...k8s.kinds import GroupResource
 
 PODS = GroupResource("", "pods")
 NODES = GroupResource("", "nodes")

@@ -22,10 +22,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.readiness import is_ready
 from ...k8s.times import rfc3339
 from ..kube.errors import ApiError
-from ..kube.store import ChangeEvent, GroupResource
+from ..kube.store import ChangeEvent
 from ..runtime import VERIFY_ENV, ContainerVerdict, StaleCacheError, TracedRuntime, VerdictReads
 from .admission import qos_class
 from .base import Controller, update_status

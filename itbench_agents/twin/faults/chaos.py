@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...k8s.kinds import CHAOS_MESH_GROUP, CHAOS_MESH_KINDS, CHAOS_MESH_VERSION, GroupResource
 from ...k8s.times import parse_rfc3339
 from ..controllers.kinds import PODS
-from ..kube.store import GroupResource
 
 if TYPE_CHECKING:
     from ..app.cluster import ClusterView
@@ -23,16 +23,7 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
-GROUP = "chaos-mesh.org"
-VERSION = "v1alpha1"
-KINDS = {
-    "NetworkChaos": "networkchaos",
-    "HTTPChaos": "httpchaos",
-    "StressChaos": "stresschaos",
-    "PodChaos": "podchaos",
-    "JVMChaos": "jvmchaos",
-    "Schedule": "schedules",
-}
+GROUP, VERSION, KINDS = CHAOS_MESH_GROUP, CHAOS_MESH_VERSION, CHAOS_MESH_KINDS
 EXPERIMENT_KINDS = [k for k in KINDS if k != "Schedule"]
 CHAOS_GRS = {kind: GroupResource(GROUP, plural) for kind, plural in KINDS.items()}
 PAUSE_ANNOTATION = "experiment.chaos-mesh.org/pause"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .store import GroupResource
+from ...k8s.kinds import GroupResource
 
 Obj = dict[str, Any]
 HPA = GroupResource("autoscaling", "horizontalpodautoscalers")

@@ -8,7 +8,8 @@ import copy
 import ipaddress
 from typing import Any
 
-from .store import GroupResource, ObjectStore, clone
+from ...k8s.kinds import GroupResource
+from .store import ObjectStore, clone
 
 Obj = dict[str, Any]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .resources import SUBRESOURCE_KINDS, ResourceInfo, ResourceRegistry
+from ...k8s.kinds import ResourceInfo
+from .resources import SUBRESOURCE_KINDS, ResourceRegistry
 
 Obj = dict[str, Any]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.times import rfc3339
-from .store import GroupResource
 
 Obj = dict[str, Any]
 PODS = GroupResource("", "pods")

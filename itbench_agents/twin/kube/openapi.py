@@ -15,8 +15,9 @@ import json
 from collections import deque
 from typing import Any
 
+from ...k8s.kinds import BUILTIN, ResourceInfo
 from .models import FieldType, enum_values, model_doc, model_fields, patch_meta
-from .resources import BUILTIN, ResourceInfo, ResourceRegistry
+from .resources import ResourceRegistry
 from .store import clone
 
 Schema = dict[str, Any]

@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.readiness import is_ready
 from ...k8s.selectors import matches
 from ...k8s.times import rfc3339
 from .errors import ApiError
-from .store import GroupResource, ObjectStore, clone
+from .store import ObjectStore, clone
 
 Obj = dict[str, Any]
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from .errors import bad_request
-from .store import GroupResource, Obj, ObjectStore
+from .store import Obj, ObjectStore
 
 PODS = GroupResource("", "pods")
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ...k8s.kinds import GroupResource, ResourceInfo
 from ...k8s.times import rfc3339
 from ..httpserver import Handler, Request, Response
 from . import discovery
@@ -43,9 +44,9 @@ from .patch import (
 )
 from .pdb import check_eviction
 from .pod_deletion import delete_pod
-from .resources import ResourceInfo, ResourceRegistry, registry_for
+from .resources import ResourceRegistry, registry_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector, selector_from_label_selector
-from .store import ChangeEvent, GroupResource, Obj, clone
+from .store import ChangeEvent, Obj, clone
 from .tables import partial_metadata, to_table
 from .validation import decode_and_validate
 
@@ -160,8 +161,9 @@ def _media_type(req: Request) -> str:
     return req.headers.get("content-type", "").split(";")[0].strip()
 
 
-class KubeApi:
-    """The request handler of one twin."""
+class KubeApiServer:
+    """The twin's Kubernetes API server: the request handler of one twin (not a client; that is
+    ``k8s/client.py``'s ``KubeApi``)."""
 
     def __init__(self, twin: Any) -> None:
         self.twin = twin
@@ -1312,7 +1314,7 @@ def core_to_events_v1(o: Obj) -> Obj:
 
 def make_kube_handler(twin: Any) -> Handler:
     """The Kubernetes API handler for ``twin`` (serve it with ``HttpEndpoint``)."""
-    api = KubeApi(twin)
+    api = KubeApiServer(twin)
 
     def handler(req: Request) -> Response:
         return api(req)
@@ -1320,4 +1322,4 @@ def make_kube_handler(twin: Any) -> Handler:
     return handler
 
 
-__all__ = ["KubeApi", "make_kube_handler", "partial_metadata"]
+__all__ = ["KubeApiServer", "make_kube_handler", "partial_metadata"]

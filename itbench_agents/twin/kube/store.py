@@ -24,22 +24,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...k8s.kinds import GroupResource
 from ...k8s.times import rfc3339
 from .errors import already_exists, conflict, invalid, not_found
 
 Obj = dict[str, Any]
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
-
-
-@dataclass(frozen=True, order=True)
-class GroupResource:
-    """A resource type, e.g. ``GroupResource("apps", "deployments")``; core group is ``""``."""
-
-    group: str
-    resource: str
-
-    def __str__(self) -> str:
-        return f"{self.resource}.{self.group}" if self.group else self.resource
 
 
 @dataclass(frozen=True)

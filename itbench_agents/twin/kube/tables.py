@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ...k8s.kinds import ResourceInfo
 from ...k8s.times import parse_rfc3339
-from .resources import ResourceInfo
 
 Obj = dict[str, Any]
 Col = tuple[str, str, int]  # (name, type, priority)

@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ...k8s.kinds import ResourceInfo
 from .errors import ApiError, bad_request, invalid
 from .models import FieldType, model_fields
-from .resources import ResourceInfo
 from .selectors import labels_match, selector_from_label_selector
 
 Obj = dict[str, Any]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kube.store import GroupResource
+from ...k8s.kinds import GroupResource
 from .context import TelemetryContext
 from .noise import key64, uniform
 from .profile import Profile

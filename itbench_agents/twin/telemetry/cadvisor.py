@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ...k8s.kinds import GroupResource
 from ...k8s.quantity import parse_quantity
-from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .history import Instance, ObjRecord
 from .noise import key64, normal, uniform

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ...k8s.kinds import GroupResource
 from ...k8s.times import parse_rfc3339
-from ..kube.store import GroupResource, ObjectStore
+from ..kube.store import ObjectStore
 
 Obj = dict[str, Any]
 ObjKey = tuple[GroupResource, str, str]

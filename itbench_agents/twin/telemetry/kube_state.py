@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ...k8s.quantity import parse_quantity
 from ...k8s.times import parse_rfc3339
-from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .objseries import ObjectFamily, Sample
 from .sources import MetricMetadata

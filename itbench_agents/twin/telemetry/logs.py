@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from ...k8s.kinds import GroupResource
 from ...k8s.times import parse_rfc3339
 from ..faults.containers import ImageCatalogue, common_images
 from ..faults.shell import Program, container_program, mounted_paths
 from ..health import Symptom
-from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .history import Instance, ObjRecord
 from .logformats import DEFAULT_MESSAGES, HOUSEKEEPING, concrete_path, format_line, language_for, stack_trace

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kube.store import GroupResource
+from ...k8s.kinds import GroupResource
 from .context import TelemetryContext
 from .history import ObjRecord
 from .seriesdb import SeriesDef, add_series

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ...k8s.kinds import GroupResource
 from ..health import AppHealth, EdgeHealth, OperationHealth, Symptom
-from ..kube.store import GroupResource
 from .context import TelemetryContext
 from .logformats import DEFAULT_MESSAGES
 from .noise import hex_id, key64, unit

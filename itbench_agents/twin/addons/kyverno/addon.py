@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ....k8s.kinds import GroupResource
 from ....k8s.times import rfc3339
 from ...kube.errors import ApiError
-from ...kube.store import ChangeEvent, GroupResource, clone
+from ...kube.store import ChangeEvent, clone
 from ..base import AdmissionRequest, WebhookDenied
 from .crds import KYVERNO, REPORTS, REPORTS_VERSION, kyverno_crds
 from .engine import Admission, RuleResult, apply_policy, policy_rules

@@ -211,7 +211,7 @@ _NOT_BUILTIN_CLUSTER_SCOPED = {
 @lru_cache(maxsize=1)
 def _builtin_kinds() -> dict[str, Any]:
     """The twin API server's own resource table, by kind (plural names, namespaced or not)."""
-    from ...kube.resources import BUILTIN
+    from ....k8s.kinds import BUILTIN
 
     return {r.kind: r for r in BUILTIN}
 

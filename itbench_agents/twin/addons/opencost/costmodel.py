@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ....k8s.kinds import GroupResource
 from ....k8s.quantity import parse_quantity
 from ....k8s.selectors import matches_map
-from ...kube.store import GroupResource
 from ...telemetry.cadvisor import CadvisorFamily
 from ...telemetry.context import TelemetryContext
 from ...telemetry.history import ObjRecord

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...kube.store import ChangeEvent, GroupResource
+from ....k8s.kinds import GroupResource
+from ...kube.store import ChangeEvent
 from ..base import AdmissionRequest, WebhookDenied
 from .crd import GROUP, PLURAL, prometheusrule_crd
 from .rules import rule_groups

@@ -11,8 +11,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ....k8s.kinds import GroupResource
 from ....k8s.times import rfc3339
-from ..store import GroupResource, Obj
+from ..store import Obj
 
 RBAC = "rbac.authorization.k8s.io"
 CLUSTER_ROLES = GroupResource(RBAC, "clusterroles")

@@ -18,8 +18,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ....k8s.kinds import GroupResource
 from ..errors import ApiError, not_found
-from ..store import GroupResource, Obj
+from ..store import Obj
 from .rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, rule_allows
 from .users import Attributes, UserInfo, is_admin
 

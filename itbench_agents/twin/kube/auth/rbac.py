@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import ChangeEvent, GroupResource, Obj
+from ....k8s.kinds import GroupResource
+from ..store import ChangeEvent, Obj
 from .defaults import RBAC, aggregated_rules
 from .users import SA_PREFIX, Attributes, UserInfo
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ....k8s.kinds import GroupResource
 from ....k8s.times import rfc3339
 from ...httpserver import Request, Response
 from ..errors import bad_request, invalid, method_not_allowed, not_found
-from ..store import GroupResource, Obj
+from ..store import Obj
 from . import auth_state, authorize, is_admin, request_user
 from .tokens import API_AUDIENCES, DEFAULT_EXPIRATION_S, MAX_EXPIRATION_S, MIN_EXPIRATION_S, InvalidToken
 from .users import Attributes, UserInfo

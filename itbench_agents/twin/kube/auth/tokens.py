@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import GroupResource
+from ....k8s.kinds import GroupResource
 from .users import UserInfo, service_account_user
 
 ADMIN_TOKEN = "itbench-twin"
