@@ -94,12 +94,12 @@ def test_score_and_report_refuse_a_non_run_folder(tmp_path: Path) -> None:
 
 
 def test_published_schemas_are_current() -> None:
-    from itbench_agents.harness.schemas import render, schemas
+    from itbench_agents.commands.schemas import render, schemas
 
     folder = Path(__file__).resolve().parents[2] / "docs" / "schemas"
     for name, schema in schemas().items():
         assert (folder / name).read_text() == render(schema), (
-            f"regenerate: python -m itbench_agents.harness.schemas ({name})"
+            f"regenerate: python -m itbench_agents.commands.schemas ({name})"
         )
 
 

@@ -1,6 +1,6 @@
 """The published JSON Schemas of what itbench-agents reads and writes (``docs/schemas/``).
 
-Regenerate with ``python -m itbench_agents.harness.schemas [FOLDER]``; a test fails when the
+Regenerate with ``python -m itbench_agents.commands.schemas [FOLDER]``; a test fails when the
 published files are out of date.
 """
 
@@ -15,10 +15,10 @@ from pydantic import TypeAdapter
 
 from ..core.events import TrajectoryEvent
 from ..core.output import Diagnosis
+from ..harness.records import EpisodeRecord, RunManifest
 from ..personas.ciso.spec import CisoScenario
 from ..personas.finops.anomaly_spec import AnomalyScenario
 from ..scenario.spec import Scenario
-from .records import EpisodeRecord, RunManifest
 
 
 def schemas() -> dict[str, dict[str, Any]]:
