@@ -1,4 +1,4 @@
-"""Plug-ins from installed packages: agents, tools and scenario folders named in entry points.
+"""Plug-ins from installed packages: agents, tools, scenario folders and personas named in entry points.
 
 A package extends itbench-agents without editing it by declaring entry points in its
 ``pyproject.toml`` (``examples/plugin/`` is a complete one)::
@@ -12,6 +12,9 @@ A package extends itbench-agents without editing it by declaring entry points in
     [project.entry-points."itbench_agents.scenarios"]
     my-scenarios = "my_pkg.scenarios"                   # a package (its folder) or a path/callable
 
+    [project.entry-points."itbench_agents.personas"]
+    my-persona = "my_pkg.persona:PERSONA"               # a core.persona.Persona (or a callable giving one)
+
 Entry points are read when a registry is first asked for its contents, never at import time; every
 process (run workers included) finds the same plug-ins, so a resumed run does too.
 ``ITBENCH_PLUGINS=off`` (or ``0``, ``no``, ``false``) ignores every entry point: built-ins only, as
@@ -20,6 +23,7 @@ the test suite runs so that a plug-in installed beside the checkout does not cha
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,6 +31,7 @@ from importlib import metadata
 AGENTS_GROUP = "itbench_agents.agents"
 TOOLS_GROUP = "itbench_agents.tools"
 SCENARIOS_GROUP = "itbench_agents.scenarios"
+PERSONAS_GROUP = "itbench_agents.personas"
 SWITCH_ENV = "ITBENCH_PLUGINS"
 
 
@@ -76,3 +81,12 @@ def _entry_points(group: str) -> list[metadata.EntryPoint]:
 
 def enabled() -> bool:
     return os.environ.get(SWITCH_ENV, "on").strip().lower() not in ("off", "0", "no", "false")
+
+
+def load_target(target: str) -> object:
+    """The object a ``module:attribute`` string names (``module`` alone: the module)."""
+    module, _, attr = target.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj

@@ -1,6 +1,7 @@
-"""Every persona's scenarios behind one lookup, for the harness: the SRE registry
-(``scenario/registry.py``), the CISO library (``personas/ciso/library.py``) and the FinOps library
-(``personas/finops/library.py``).
+"""Every persona's scenarios behind one lookup, for the harness: the twin's scenario files (the
+scenario registry, ``scenario/registry.py``) and each persona's library of its own formats (CISO's
+compliance tasks, FinOps' billing anomalies, a plug-in persona's), found through the persona registry
+(``personas.py``) without importing a persona's package.
 
 ``get`` and ``select`` answer as the SRE registry does (exact ids, bare names, globs, ``--suite
 persona[:tag]``, tags); a suite or id of another persona is looked up in that persona's library.
@@ -13,16 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..personas.ciso.library import ciso_library
-from ..personas.ciso.spec import CisoScenario
-from ..personas.finops.anomaly_spec import AnomalyScenario
-from ..personas.finops.library import finops_library
-from ..scenario.registry import PERSONAS, ScenarioRegistry, ScenarioSelectionError, UnknownScenarioError
+from ..core.persona import PersonaScenario
+from ..scenario.registry import ScenarioRegistry, ScenarioSelectionError, UnknownScenarioError
 from ..scenario.spec import Scenario
+from .personas import all_personas, get_persona, persona_names
 
-AnyScenario = Scenario | CisoScenario | AnomalyScenario
-LibraryScenario = CisoScenario | AnomalyScenario
-"""A scenario of a persona library (``personas/<persona>/library.py``): an id, a class, tags."""
+LibraryScenario = PersonaScenario
+"""A scenario of a persona's library (``Persona.library()``): an id, a persona, tags."""
+AnyScenario = Scenario | LibraryScenario
 
 
 class ScenarioLookup(Protocol):
@@ -34,22 +33,17 @@ class ScenarioLookup(Protocol):
 @dataclass
 class Catalogue:
     sre: ScenarioRegistry
-    ciso: list[CisoScenario] = field(default_factory=list)
-    finops: list[AnomalyScenario] = field(default_factory=list)
+    library: dict[str, list[LibraryScenario]] = field(default_factory=dict)
+    """Each persona's library scenarios, by persona (in the persona registry's order)."""
 
     @classmethod
     def default(cls) -> Catalogue:
-        """The SRE registry's folders (library, plug-ins, ``--scenarios-dir``), the CISO scenarios
-        under their ``ciso/<class>/`` folders and the FinOps ones under ``finops/<class>/``."""
-        return cls(ScenarioRegistry.default(), ciso_library(), finops_library())
+        """The scenario registry's folders (library, plug-ins, ``--scenarios-dir``) and every
+        persona's library (CISO's under ``ciso/<class>/``, FinOps' under ``finops/<class>/``)."""
+        return cls(ScenarioRegistry.default(), {p.name: list(p.library()) for p in all_personas()})
 
     def _library(self, persona: str | None = None) -> list[LibraryScenario]:
-        out: list[LibraryScenario] = []
-        if persona in (None, "ciso"):
-            out.extend(self.ciso)
-        if persona in (None, "finops"):
-            out.extend(self.finops)
-        return out
+        return [s for name, lib in self.library.items() if persona in (None, name) for s in lib]
 
     def _lib_by_id(self) -> dict[str, LibraryScenario]:
         return {s.id: s for s in self._library()}
@@ -59,7 +53,7 @@ class Catalogue:
 
     def get(self, sid: str) -> AnyScenario:
         by_id = self._lib_by_id()
-        for cand in (sid, f"ciso/{sid}", f"finops/{sid}"):
+        for cand in (sid, *(f"{name}/{sid}" for name in self.library)):
             if cand in by_id:
                 return by_id[cand]
         try:
@@ -73,19 +67,20 @@ class Catalogue:
     def select(
         self, ids: Iterable[str] = (), suite: str | None = None, tags: Iterable[str] = ()
     ) -> list[AnyScenario]:
-        """As :meth:`ScenarioRegistry.select`, over every persona. CISO and FinOps scenarios are
-        tagged by their tags, their class (``kyverno``, ``kyverno-update``, ``anomaly``) and (CISO)
-        their CIS ids."""
+        """As :meth:`ScenarioRegistry.select`, over every persona. A library scenario is tagged as
+        its persona says (``Persona.tags``: CISO's by their tags, class and CIS ids, FinOps' by their
+        tags and class)."""
         ids, tags = list(ids), list(tags)
         persona, _, suite_tag = (suite or "").partition(":")
-        if suite and persona not in PERSONAS:
-            raise UnknownScenarioError(suite, [p for p in PERSONAS if p.startswith(persona[:1])])
+        names = persona_names()
+        if suite and persona not in names:
+            raise UnknownScenarioError(suite, [p for p in names if p.startswith(persona[:1])])
         lib_ids = [q for q in ids if self._matches_lib(q)]
         other_ids = [q for q in ids if q not in lib_ids]
         out: list[AnyScenario] = []
-        if persona in ("ciso", "finops"):
+        if persona and persona != "sre":  # (SRE's are all twin files: the registry selects them below)
             mine = self._library(persona)
-            # FinOps on the twin: scenario files of the SRE format (``scenarios/finops/*.yaml``)
+            # and the persona's twin scenario files (FinOps' cost incidents, ``scenarios/finops/*.yaml``)
             twin_side = [s for s in self.sre.all() if s.persona == persona]
             twin_ids = [q for q in ids if any(_sre_hits(s, q) for s in twin_side)]
             lib_ids = [q for q in lib_ids if any(_hits(s, q) for s in mine)]
@@ -95,7 +90,7 @@ class Catalogue:
                     f"{', '.join(repr(q) for q in stray)} not in suite {suite!r}: --scenario narrows "
                     "--suite (drop --suite to run scenarios of any suite)"
                 )
-            pool = [s for s in mine if not suite_tag or suite_tag in _lib_tags(s)]
+            pool = [s for s in mine if not suite_tag or suite_tag in _tags(s)]
             out.extend(self._pick(pool, lib_ids) if lib_ids else ([] if twin_ids else pool))  # ids narrow
             twins = [s for s in twin_side if not suite_tag or suite_tag in s.tags]
             if twin_ids:
@@ -140,11 +135,5 @@ def _sre_hits(s: Scenario, q: str) -> bool:
     )
 
 
-def _lib_tags(s: LibraryScenario) -> set[str]:
-    if isinstance(s, CisoScenario):
-        return {*s.tags, s.task_class, *s.cis}
-    return {*s.tags, s.task_class}
-
-
 def _tags(s: AnyScenario) -> set[str]:
-    return _lib_tags(s) if isinstance(s, CisoScenario | AnomalyScenario) else set(s.tags)
+    return set(s.tags) if isinstance(s, Scenario) else get_persona(s.persona).tags(s)

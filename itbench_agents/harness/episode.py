@@ -26,6 +26,7 @@ from ..agents.base import AgentConfig
 from ..core.agent import LimitExceeded
 from ..core.events import EnvEvent, ErrorEvent, ScoreEvent, to_event
 from ..core.output import AgentOutput
+from ..core.persona import EnvironmentRequest
 from ..core.task import Limits
 from ..evaluation.diagnosis import DiagnosisScore, score_diagnosis
 from ..evaluation.topology import Topology
@@ -34,6 +35,7 @@ from ..scenario.spec import Scenario
 from .catalogue import AnyScenario
 from .environment import Environment, EnvironmentError_, Scorer
 from .limits import LimitTracker
+from .personas import persona_of
 from .records import UNSCORED, AgentSpec, EpisodeRecord, MitigationScore, Score, Termination, Timing
 from .timeline import TwinTimeline
 from .trajectory import TrajectoryWriter
@@ -113,22 +115,23 @@ def scenario_fields(scenario: AnyScenario) -> dict[str, Any]:
             "bucket": scenario.complexity_bucket,
             "control": scenario.control,
         }
-    return {"persona": scenario.persona, "category": scenario.task_class, "bucket": scenario.complexity}
+    return {"persona": scenario.persona, **persona_of(scenario).record_fields(scenario)}
 
 
 def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
     if spec.environment == "twin":
-        if not isinstance(spec.scenario, Scenario):
-            from ..personas.finops.anomaly_spec import AnomalyScenario
-
-            if isinstance(spec.scenario, AnomalyScenario):  # billing data in the work folder, no cluster
-                from ..personas.finops.episode import AnomalyEnvironment
-
-                return AnomalyEnvironment(spec.scenario, seed=spec.seed, workdir=workdir)  # type: ignore[return-value]
-            from ..personas.ciso.episode import CisoEnvironment
-
-            # scored by its ``scores()`` (named scores), not by ``evaluate()``/``topology()``
-            return CisoEnvironment(spec.scenario, seed=spec.seed, workdir=workdir)  # type: ignore[return-value]
+        if not isinstance(spec.scenario, Scenario):  # a persona's library scenario: its own environment
+            request = EnvironmentRequest(
+                spec.scenario,
+                seed=spec.seed,
+                workdir=workdir,
+                masked=list(spec.masked),
+                history_s=spec.history_s,
+                settle_s=spec.settle_s,
+                churn=spec.churn,
+            )
+            made: Environment = persona_of(spec.scenario).make_environment(request)
+            return made
         from .twin_env import TwinEnvironment
 
         return TwinEnvironment(

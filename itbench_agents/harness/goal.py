@@ -1,4 +1,5 @@
-"""The goal text an agent on the twin is given (nothing in it reveals the scenario or the fault)."""
+"""The goal text an SRE agent on the twin is given (nothing in it reveals the scenario or the fault).
+A persona with a goal of its own gives it in its twin extension (``personas/finops/twin_extension.py``)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,3 @@ SRE_GOAL = (
 
 def sre_goal(namespace: str) -> str:
     return SRE_GOAL.format(namespace=namespace)
-
-
-FINOPS_GOAL = (
-    "You are the FinOps engineer for the application running in namespace {namespace} of this "
-    "Kubernetes cluster. A cost alert is firing: the namespace spends more than it did last week. "
-    "Find the inefficiency (the root-cause entities, as namespace/Kind/name, and how it drives the "
-    "spend) and remove it on the cluster so that the cost alert clears, without breaking the "
-    "application: it must keep serving its users end to end. OpenCost's API is at the URL in "
-    "endpoints.json (opencost_url); its cost metrics are in Prometheus. If nothing is wasted, report "
-    "no contributing entities. Write your diagnosis as JSON (entities, propagations, "
-    "alerts_explained) to agent_output.json in your work folder."
-)
-
-
-def finops_goal(namespace: str) -> str:
-    return FINOPS_GOAL.format(namespace=namespace)

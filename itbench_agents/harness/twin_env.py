@@ -19,11 +19,12 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import requests
 
 from ..core.endpoints import Endpoints
+from ..core.score import Score
 from ..core.task import Limits, Task
 from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..k8s.client import KubeApi, KubeApiError
@@ -42,14 +43,15 @@ from .endstate import (
     take_baseline,
 )
 from .environment import AlertCheck, EnvironmentError_
-from .goal import finops_goal, sre_goal
+from .goal import sre_goal
+from .personas import persona_of
 from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
+from .twin_extension import TwinExtension
 
 ALERT_POLL_S = 30.0
+_ASK_PERSONA = object()
 CONTROL_WAIT_S = 180.0
-FINOPS_HISTORY_S = 7 * 86400.0 + 3600.0
-"""A FinOps scenario's pre-history: the week its cost alerts compare spend with, and an hour."""
 
 TOPOLOGY_KINDS = [
     ("v1", "Pod"),
@@ -149,7 +151,10 @@ class TwinEnvironment:
         settle_s: float | None = None,
         step_s: float = 15.0,
         churn: str = "none",
+        extension: TwinExtension | None | object = _ASK_PERSONA,
     ) -> None:
+        """``extension``: what the scenario's persona adds to the twin; by default the persona's own
+        (``Persona.twin_extension``), None for none."""
         self.scenario = scenario
         self.seed = seed
         self.workdir = Path(workdir).resolve()
@@ -157,16 +162,14 @@ class TwinEnvironment:
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         """The harness's own folder (the admin kubeconfig and endpoints file); never given to agents."""
         self.masked = list(masked or [])
-        self.finops = scenario.persona == "finops"
-        """A FinOps scenario on the twin: OpenCost runs beside the app (``twin/addons/opencost``),
-        a week of past, the proximity of the end state's cost to the optimal one is scored."""
-        self.history_s = max(history_s, FINOPS_HISTORY_S) if self.finops else history_s
-        self.cost_optimal: Any = None
-        self.reference_alerts: Any = None
-        """FinOps: the scorer's own engine over the reference cost rules (``personas/finops/alerts.py``)."""
-        self.settled_at: float | None = None
-        """When the settle period ended: the proximity metrics' hour ends here, not after the canary."""
-        """FinOps: the namespace's cost over the hour before the fault (``personas/finops/proximity.py``)."""
+        self.extension: TwinExtension | None = (
+            persona_of(scenario).twin_extension(scenario)
+            if extension is _ASK_PERSONA
+            else cast("TwinExtension | None", extension)
+        )
+        """What the scenario's persona adds to the twin (``twin_extension.py``; FinOps: OpenCost beside
+        the app, a week of past, cost checks and the proximity of the end state's cost); SRE: none."""
+        self.history_s = max(history_s, self.extension.history_s) if self.extension else history_s
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
         self.step_s = step_s
         self.twin: Any = None
@@ -212,52 +215,24 @@ class TwinEnvironment:
                 masked=self.masked,
                 # a cluster with a past goes with the churn, unless pod placement is the fault's
                 # (FinOps: a week of past is already there; its rollouts would be a week long)
-                past=self.churn != "none" and not scheduling_sensitive(self.scenario) and not self.finops,
+                past=self.churn != "none"
+                and not scheduling_sensitive(self.scenario)
+                and (self.extension is None or self.extension.churn_past),
                 customize=customize,
-                addons=self._addons(),
+                addons=self.extension.addons() if self.extension else [],
             )
             self.twin.admin_token = secrets.token_urlsafe(32)
             endpoints = self.twin.serve(self.private)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
-        if self.finops:
-            from ..personas.finops.alerts import team_rule
+        if self.extension:
+            self.extension.deployed(self)
 
-            try:
-                self.api.create(team_rule(self.scenario.namespace))
-            except KubeApiError as e:
-                raise EnvironmentError_(f"deploy: the cost alerts' PrometheusRule: {e}") from e
-
-    def _addons(self) -> list[Any]:
-        if not self.finops:
-            return []
-        from ..personas.finops.pricing import library_pricing
-        from ..twin.addons.opencost.addon import OpenCostAddon
-        from ..twin.addons.promoperator.addon import PrometheusOperatorAddon
-
-        # the cost alerts come as the team's PrometheusRule (deploy), not as rule files
-        return [PrometheusOperatorAddon(), OpenCostAddon(library_pricing(), rule_files=False)]
-
-    def _namespace_cost(self, start: float, end: float) -> Any:
-        from ..personas.finops.proximity import namespace_cost
-
-        return namespace_cost(self.twin.addons["opencost"].cost_model(), self.scenario.namespace, start, end)
-
-    def persona_scores(self) -> dict[str, Any]:
-        """FinOps: the paper's four proximity metrics of the end state (the last hour of the settle
-        period) to the optimal one (the hour before the fault); nothing for other personas."""
-        if not self.finops or self.cost_optimal is None:
-            return {}
-        from ..core.score import Score
-        from ..personas.finops.proximity import HOUR, proximity_scores
-
-        now = self.settled_at if self.settled_at is not None else self.now()
-        observed = self._namespace_cost(now - HOUR, now)
-        return {
-            name: Score(value=v, explanation=why, metadata=meta)
-            for name, (v, why, meta) in proximity_scores(observed, self.cost_optimal).items()
-        }
+    def persona_scores(self) -> dict[str, Score]:
+        """The named scores of the scenario's persona (FinOps: the paper's four proximity metrics of
+        the end state to the optimal cost); nothing for SRE."""
+        return self.extension.scores(self) if self.extension else {}
 
     def detach(self) -> None:
         """Stop serving and keep the prepared cluster, so that the process can fork one child per
@@ -298,10 +273,8 @@ class TwinEnvironment:
                 raise EnvironmentError_(f"churn: {type(e).__name__}: {e}") from e
         try:
             self.baseline = self.take_baseline()
-            if self.finops:
-                from ..personas.finops.proximity import HOUR
-
-                self.cost_optimal = self._namespace_cost(self.now() - HOUR, self.now())
+            if self.extension:
+                self.extension.baseline_taken(self)
         except Exception as e:
             raise EnvironmentError_(f"baseline: {type(e).__name__}: {e}") from e
         self.replicasets_before = self._replicaset_keys()
@@ -310,10 +283,8 @@ class TwinEnvironment:
         except Exception as e:
             raise EnvironmentError_(f"inject: {e}") from e
         self.injected_at = self.now()
-        if self.finops:
-            from ..personas.finops.alerts import reference_engine
-
-            self.reference_alerts = reference_engine(self.twin, self.injected_at)
+        if self.extension:
+            self.extension.injected(self)
         self.twin.sync()
         if self.churn_plan is not None:  # and after it, before the agent starts
             try:
@@ -351,8 +322,7 @@ class TwinEnvironment:
             self.twin.advance(CONTROL_WAIT_S, step=self.step_s)
             return AlertCheck([], [], self.now() - start)
         limit = max(a.window_s for a in self.scenario.alerts)
-        # FinOps: the cost rules are evaluated once a minute, so polling faster sees nothing new
-        poll = 2 * ALERT_POLL_S if self.finops else ALERT_POLL_S
+        poll = self.extension.alert_poll_s if self.extension else ALERT_POLL_S
         self.twin.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
         check = self.check_alerts()
         while not check.ok and self.now() - start < limit:
@@ -405,7 +375,9 @@ class TwinEnvironment:
         self.agent_endpoints.write(self.workdir / "endpoints.json")
         start_agent_turn(self.twin, limits.wall_time_s)  # the twin follows wall time (see harness_clock)
         return Task(
-            goal=finops_goal(self.scenario.namespace) if self.finops else sre_goal(self.scenario.namespace),
+            goal=self.extension.goal(self.scenario.namespace)
+            if self.extension
+            else sre_goal(self.scenario.namespace),
             kind="diagnosis+mitigation",
             persona=self.scenario.persona,
             endpoints=self.agent_endpoints,
@@ -518,83 +490,14 @@ class TwinEnvironment:
             reasons += [f"{c.name}: {c.detail}" for c in es.failed]
         elif probe_ok is not True:
             reasons.append(f"functional probe failed: {probe_detail}")
-        if self.finops and not self.scenario.control:
-            for c in self._cost_checks():
+        if self.extension and not self.scenario.control:
+            for c in self.extension.end_state_checks(self):
                 score.checks.append(c)
                 if not c.ok:
                     reasons.append(f"{c.name}: {c.detail}")
         score.passed = not reasons
         score.reason = "; ".join(reasons) or None
         return score
-
-    def _cost_checks(self) -> list[EndStateCheckRecord]:
-        """FinOps: the waste is gone by the reference cost rules (whatever the agent did to the team's
-        rule), then the team's rule still catches a known waste (the canary, run last: it changes
-        the cluster, so everything else is scored first)."""
-        from ..personas.finops.alerts import (
-            canary_size,
-            namespace_storage_cost,
-            run_canary,
-            storage_canary_size,
-        )
-        from ..personas.finops.proximity import HOUR
-
-        assert self.api is not None
-        self.settled_at = self.now()
-        out = []
-        if self.reference_alerts is not None:
-            firing = [{"labels": a.labels} for a in self.reference_alerts.firing(self.now())]
-            still, _ = match_expected(self.scenario.alerts, firing)
-            out.append(
-                EndStateCheckRecord(
-                    name="spend back to last week's (reference cost rules)",
-                    ok=not still,
-                    detail="still firing by the reference rules: " + ", ".join(still) if still else "",
-                )
-            )
-        now = self.now()
-        if self.injected_at is not None:
-            from ..personas.finops.starved import starved_containers
-
-            starved = starved_containers(
-                self.twin.addons["opencost"].cost_model(),
-                self.scenario.namespace,
-                (self.injected_at - HOUR, self.injected_at),
-                (now - HOUR, now),
-            )
-            out.append(
-                EndStateCheckRecord(
-                    name="no workload starved to cut cost",
-                    ok=not starved,
-                    detail=(
-                        f"{len(starved)} container(s) use over twice what they request: "
-                        + "; ".join(starved[:6])
-                    )
-                    if starved
-                    else "",
-                )
-            )
-        last = self._namespace_cost(now - HOUR, now)
-        week = self._namespace_cost(now - 7 * 24 * HOUR - HOUR, now - HOUR)
-        general = self.twin.addons["opencost"].pricing.rates_for({})
-        size = canary_size(
-            (float(last.cpu_cost_h), float(last.ram_cost_h)),
-            (float(week.cpu_cost_h), float(week.ram_cost_h)),
-            general.cpu,
-            general.ram_gib,
-        )
-        model = self.twin.addons["opencost"].cost_model()
-        ns = self.scenario.namespace
-        gib = storage_canary_size(
-            namespace_storage_cost(model, ns, now - HOUR, now),
-            namespace_storage_cost(model, ns, now - 7 * 24 * HOUR - HOUR, now - HOUR),
-            self.twin.addons["opencost"].pricing.storage,
-        )
-        canary = run_canary(self.twin, self.api, ns, *size, gib)
-        out.append(
-            EndStateCheckRecord(name="cost alerts still catch a waste", ok=canary.ok, detail=canary.detail)
-        )
-        return out
 
     def call_edges(self) -> list[tuple[str, str, str]]:
         app = getattr(self.twin, "app", None)

@@ -57,7 +57,10 @@ def test_episodes_of_both_classes_and_of_an_unknown_control(tmp_path: Path) -> N
     unknown = cat.get("ciso/kyverno-host-network-v1").model_copy(
         update={"control": "Ensure that the etcd data directory is owned by etcd:etcd."}
     )
-    cat.ciso = [*cat.ciso, unknown.model_copy(update={"id": "ciso/kyverno-unknown-control-v1"})]
+    cat.library["ciso"] = [
+        *cat.library["ciso"],
+        unknown.model_copy(update={"id": "ciso/kyverno-unknown-control-v1"}),
+    ]
     ids = [
         "ciso/kyverno-seccomp-v1",
         "ciso/kyverno-update-secrets-as-env-v1",

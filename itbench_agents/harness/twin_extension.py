@@ -1,0 +1,54 @@
+"""What a persona adds to the twin environment for its twin scenario files (FinOps: OpenCost beside
+the app, a week of past, cost checks and proximity scores; ``personas/finops/twin_extension.py``).
+
+:class:`~itbench_agents.harness.twin_env.TwinEnvironment` asks the scenario's persona for one
+(``Persona.twin_extension``) and calls it at each phase; an SRE scenario has none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..core.score import Score
+
+if TYPE_CHECKING:
+    from .records import EndStateCheckRecord
+    from .twin_env import TwinEnvironment
+
+
+class TwinExtension(Protocol):
+    history_s: float
+    """The least past the persona's checks need (seconds of twin history before the fault)."""
+    churn_past: bool
+    """Whether the churn's past (rollout history made before the fault) suits it; False where the
+    persona's own history is the past (FinOps: a week, whose rollouts would be a week long)."""
+    alert_poll_s: float
+    """How often waiting for the expected alerts polls Prometheus (cost rules run once a minute)."""
+
+    def goal(self, namespace: str) -> str:
+        """The agent's goal text."""
+        ...
+
+    def addons(self) -> list[Any]:
+        """The twin addons it runs beside the app."""
+        ...
+
+    def deployed(self, env: TwinEnvironment) -> None:
+        """After the app is deployed and served (raise ``EnvironmentError_`` on failure)."""
+        ...
+
+    def baseline_taken(self, env: TwinEnvironment) -> None:
+        """Right after the baseline, before the faults."""
+        ...
+
+    def injected(self, env: TwinEnvironment) -> None:
+        """Right after the faults."""
+        ...
+
+    def end_state_checks(self, env: TwinEnvironment) -> list[EndStateCheckRecord]:
+        """Its own mitigation checks, run last (they may change the cluster); fault scenarios only."""
+        ...
+
+    def scores(self, env: TwinEnvironment) -> dict[str, Score]:
+        """Its named scores of the end state."""
+        ...
