@@ -76,7 +76,7 @@ def run_cmd(
     suite: Annotated[
         str | None,
         typer.Option(
-            help="run a whole suite: a persona (sre, ciso) or persona:tag (sre:flagd, ciso:kyverno-update)",
+            help="run a whole suite: a persona (sre, ciso, finops, a plug-in's) or persona:tag (sre:flagd, ciso:kyverno-update)",
             envvar="ITBENCH_SUITE",
         ),
     ] = None,

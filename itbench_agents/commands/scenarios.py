@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -108,6 +109,9 @@ def list_cmd(
 
         list_finops(as_json)
         return
+    if suite is not None and suite.split(":")[0] not in ("sre", "ciso", "finops"):
+        _list_other_persona(suite, tag or [], as_json)
+        return
     from rich.table import Table
 
     from ..console import print_table
@@ -130,6 +134,35 @@ def list_cmd(
             ", ".join(a.name for a in s.alerts),
             ", ".join(s.tags),
         )
+    print_table(t)
+
+
+def _list_other_persona(suite: str, tags: list[str], as_json: bool) -> None:
+    """``list --suite`` of a plug-in persona: its library's scenarios, with what their records say."""
+    from rich.table import Table
+
+    from ..console import print_table
+    from ..harness.catalogue import Catalogue
+    from ..harness.personas import get_persona
+    from ..scenario.registry import ScenarioSelectionError, UnknownScenarioError
+
+    try:
+        chosen = Catalogue.default().select(suite=suite, tags=tags)
+    except (UnknownScenarioError, ScenarioSelectionError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    rows = [
+        {"id": s.id, "persona": s.persona, **get_persona(s.persona).record_fields(s), "tags": list(s.tags)}
+        for s in chosen
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"{len(rows)} scenarios")
+    for col in ("id", "category", "bucket", "tags"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(r["id"], str(r.get("category", "")), str(r.get("bucket", "")), ", ".join(r["tags"]))
     print_table(t)
 
 
@@ -157,6 +190,14 @@ def show_cmd(
             return
     from ..scenario.registry import UnknownScenarioError
 
+    if scenario_id.split("/")[0] not in ("sre", "ciso", "finops"):  # a plug-in persona's?
+        from ..harness.catalogue import Catalogue
+
+        with contextlib.suppress(UnknownScenarioError):
+            found = Catalogue.default().get(scenario_id)
+            if found.persona not in ("sre", "ciso", "finops") and hasattr(found, "model_dump_json"):
+                print(found.model_dump_json(indent=2))
+                return
     reg = _registry()
     try:
         s = reg.get(scenario_id)

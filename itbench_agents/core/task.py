@@ -3,12 +3,14 @@ scenario behind it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from .endpoints import Endpoints
 
+PersonaName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
+"""A persona's name (the built-ins ``sre``, ``ciso``, ``finops``, or a plug-in's): lower case, digits, ``-``."""
 TaskKind = Literal["diagnosis", "mitigation", "diagnosis+mitigation", "compliance", "anomaly"]
 
 
@@ -28,7 +30,8 @@ class Task(BaseModel):
 
     goal: str
     kind: TaskKind = "diagnosis+mitigation"
-    persona: Literal["sre", "ciso", "finops"] = "sre"
+    persona: PersonaName = "sre"
+    """Whose task: ``sre``, ``ciso``, ``finops`` or a plug-in persona's name."""
     endpoints: Endpoints
     workdir: str
     limits: Limits = Field(default_factory=Limits)

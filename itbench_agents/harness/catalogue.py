@@ -35,12 +35,15 @@ class Catalogue:
     sre: ScenarioRegistry
     library: dict[str, list[LibraryScenario]] = field(default_factory=dict)
     """Each persona's library scenarios, by persona (in the persona registry's order)."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Plug-in personas that do not load, with the reason (``--suite`` of one says it)."""
 
     @classmethod
     def default(cls) -> Catalogue:
         """The scenario registry's folders (library, plug-ins, ``--scenarios-dir``) and every
         persona's library (CISO's under ``ciso/<class>/``, FinOps' under ``finops/<class>/``)."""
-        return cls(ScenarioRegistry.default(), {p.name: list(p.library()) for p in all_personas()})
+        personas, broken = all_personas()
+        return cls(ScenarioRegistry.default(), {p.name: list(p.library()) for p in personas}, broken)
 
     def _library(self, persona: str | None = None) -> list[LibraryScenario]:
         return [s for name, lib in self.library.items() if persona in (None, name) for s in lib]
@@ -73,6 +76,8 @@ class Catalogue:
         ids, tags = list(ids), list(tags)
         persona, _, suite_tag = (suite or "").partition(":")
         names = persona_names()
+        if persona in self.broken:
+            raise ScenarioSelectionError(self.broken[persona])
         if suite and persona not in names:
             raise UnknownScenarioError(suite, [p for p in names if p.startswith(persona[:1])])
         lib_ids = [q for q in ids if self._matches_lib(q)]

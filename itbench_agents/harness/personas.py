@@ -47,8 +47,16 @@ def get_persona(name: str) -> Persona:
     raise UnknownPersonaError(name)
 
 
-def all_personas() -> list[Persona]:
-    return [get_persona(n) for n in persona_names()]
+def all_personas() -> tuple[list[Persona], dict[str, str]]:
+    """Every persona that loads, and why each of the others does not (a broken plug-in), by name."""
+    ok: list[Persona] = []
+    broken: dict[str, str] = {}
+    for n in persona_names():
+        try:
+            ok.append(get_persona(n))
+        except PluginError as e:
+            broken[n] = str(e)
+    return ok, broken
 
 
 def persona_of(scenario: Any) -> Persona:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from ..core.output import Usage
 from ..core.score import Score
-from ..core.task import Limits
+from ..core.task import Limits, PersonaName
 from ..evaluation.diagnosis import DiagnosisScore
 
 SCHEMA_VERSION = 1
@@ -185,8 +185,9 @@ class EpisodeRecord(BaseModel):
     trial: int
     seed: int
     masked: list[str] = Field(default_factory=list)
-    persona: Literal["sre", "ciso", "finops"] = "sre"
-    """Whose scenario: SRE episodes carry ``diagnosis`` and ``mitigation``, the others ``scores``."""
+    persona: PersonaName = "sre"
+    """Whose scenario (a built-in persona or a plug-in's): SRE episodes and FinOps cost incidents
+    carry ``diagnosis`` and ``mitigation``, the others ``scores``."""
     termination: Termination
     error: str | None = None
     started_at: str

@@ -20,6 +20,7 @@ from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .aggregate import GroupResult, ScenarioResult, Summary, summarize
 from .ciso import ciso_html, ciso_markdown
 from .finops import finops_html, finops_markdown
+from .plugin_personas import BUILTIN_TABLES, plugin_html, plugin_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, md_table, table4_row, times_row
 from .trajectory_html import episode_link, write_trajectory_html
 
@@ -365,6 +366,7 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     sre = [r for r in records if r.persona == "sre"]
     ciso = [r for r in records if r.persona == "ciso"]
     finops = [r for r in records if r.persona == "finops"]
+    others = [r for r in records if r.persona not in BUILTIN_TABLES]
     summary = summarize(sre)
     links: dict[str, str] = {}
     for d, recs in per_run:
@@ -381,7 +383,7 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     md = out_dir / "report.md"
     md_text = render_markdown(summary, runs, sre)
     html_text = render_html(summary, runs, sre, links)
-    if (ciso or finops) and not sre:  # a CISO or FinOps run: their tables alone
+    if (ciso or finops or others) and not sre:  # a run of other personas: their tables alone
         md_text = md_text[: md_text.index("## SRE results")].rstrip() + "\n"
         html_text = html_text[: html_text.index("<h2 id='table4'>")] + "</body></html>"
     if ciso:  # the CISO table after the SRE one
@@ -396,6 +398,9 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
             finops, "finops-latency", "FinOps latency and cost per agent"
         )
         html_text = html_text.replace("</body></html>", section + "\n</body></html>")
+    if others:  # then plug-in personas', each with its named scores
+        md_text += "\n" + plugin_markdown(others)
+        html_text = html_text.replace("</body></html>", plugin_html(others, links) + "\n</body></html>")
     if skipped:
         head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
         md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)

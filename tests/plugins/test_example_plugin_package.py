@@ -1,6 +1,7 @@
 """The example plug-in package (examples/plugin/) installed into a fresh virtual environment: its
 agent, its tool (through sre-react's ``--tools direct,+runbook``) and its scenario run through
-``itbench run`` with nothing edited in itbench-agents (issue 27).
+``itbench run`` with nothing edited in itbench-agents (issue 27), and so does its persona with the
+agent made for it (issue 30).
 
 The fresh environment sees this checkout's environment through a ``.pth`` file (no network: the
 dependencies cannot be downloaded again); the plug-in itself is built and installed into it by
@@ -110,6 +111,33 @@ def test_the_plugins_agent_tool_and_scenario_run_through_itbench_run(venv: Path,
                 assert "scaled to zero" in str(ev.get("content")) and not ev.get("error")
                 runbook_seen += 1
     assert runbook_seen == 1  # sre-react had the plug-in's tool because --tools asked for it
+
+
+def test_the_plugins_persona_runs_through_itbench_run(venv: Path, tmp_path: Path) -> None:
+    listed = itbench(venv, "scenarios", "list", "--suite", "log-triage", "--json", cwd=tmp_path)
+    assert len(json.loads(listed.stdout)) == 2, listed.stderr
+    run = tmp_path / "run"
+    args = [
+        "run",
+        "--suite",
+        "log-triage",
+        "--agent",
+        "error-grepper",
+        "--agent",
+        "noop",
+        "--run-dir",
+        str(run),
+    ]
+    res = itbench(venv, *args, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    found = {(r["scenario_id"], r["agent"]): r["scores"]["found"]["value"] for r in records}
+    assert found == {
+        ("log-triage/cart-redis-down-v1", "error-grepper"): 1.0,
+        ("log-triage/payment-timeout-v1", "error-grepper"): 1.0,
+        ("log-triage/cart-redis-down-v1", "noop"): 0.0,
+        ("log-triage/payment-timeout-v1", "noop"): 0.0,
+    }
 
 
 def test_without_asking_for_it_sre_react_has_no_plugin_tool(venv: Path, tmp_path: Path) -> None:

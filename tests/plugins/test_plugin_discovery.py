@@ -5,52 +5,17 @@ package, with their source, and clear reasons when one is broken. The "installed
 from __future__ import annotations
 
 import json
-import textwrap
-from importlib import metadata
 from pathlib import Path
 
 import pytest
+from fake_dist import install_fake
 
-from itbench_agents import plugins
 from itbench_agents.agents import registry as agents
 from itbench_agents.scenario.loader import ScenarioLoadError
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.tools import registry as tools
 
 EXAMPLE_SCENARIOS = Path(__file__).resolve().parents[2] / "examples/plugin/itbench_example_plugin/scenarios"
-
-
-def install_fake(root: Path, entry_points: str, modules: dict[str, str]) -> None:
-    """A distribution ``fake-plugin 0.1`` with ``entry_points`` and the modules ``modules``."""
-    info = root / "fake_plugin-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
-    for name, code in modules.items():
-        (root / f"{name}.py").write_text(textwrap.dedent(code))
-
-
-@pytest.fixture
-def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Registries that read entry points again, restored afterwards; ``tmp_path`` on ``sys.path``,
-    and the fake distributions there the only ones with entry points (a plug-in installed into this
-    environment stays out of these tests)."""
-    tools.all_tools()
-    monkeypatch.setenv("ITBENCH_PLUGINS", "on")
-
-    def fakes_only(group: str) -> list[metadata.EntryPoint]:
-        dists = metadata.distributions(path=[str(tmp_path)])
-        return [ep for d in dists for ep in d.entry_points if ep.group == group]
-
-    monkeypatch.setattr(plugins, "_entry_points", fakes_only)
-    monkeypatch.setattr(agents, "_REGISTRY", dict(agents._REGISTRY))
-    monkeypatch.setattr(agents, "_PLUGINS_LOADED", False)
-    monkeypatch.setattr(tools, "_REGISTRY", dict(tools._REGISTRY))
-    monkeypatch.setattr(tools, "_SOURCES", {})
-    monkeypatch.setattr(tools, "_BROKEN", {})
-    monkeypatch.setattr(tools, "_PLUGINS_LOADED", False)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
 
 
 AGENT = '''
