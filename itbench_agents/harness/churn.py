@@ -674,8 +674,8 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
         raise ValueError(f"churn for {env.scenario.id} (seed {env.seed}): " + "; ".join(bad))
     for change, gap in zip(plan.before, plan.pre_gaps_s, strict=True):
         apply_change(env.api, change, env._now_dt, env.now())
-        env.twin.sync()
-        env.twin.advance(gap, step=env.step_s)
+        env.backend.sync()
+        env.backend.advance(gap, step=env.step_s)
     from .endstate import alert_identity
     from .twin_env import incident_alerts
 
@@ -693,10 +693,10 @@ def run_after(env: Any, plan: ChurnPlan) -> None:
     objects they changed as they are now (the harness changed them, not the agent)."""
     if not plan.after:
         return
-    env.twin.advance(plan.post_gap_s, step=env.step_s)
+    env.backend.advance(plan.post_gap_s, step=env.step_s)
     for change in plan.after:
         apply_change(env.api, change, env._now_dt, env.now())
-    env.twin.sync()
+    env.backend.sync()
     baseline = getattr(env, "baseline", None)
     if baseline is None:
         return

@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import math
-import secrets
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,9 +28,8 @@ from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.inject import apply_operations
 from ..scenario.spec import ExpectedAlert, Scenario
-from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
-from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
 from .access import grant_agent_access, write_agent_kubeconfigs
+from .backend import Backend, ProvisionRequest
 from .endstate import (
     Baseline,
     CollateralPolicy,
@@ -47,7 +44,10 @@ from .goal import sre_goal
 from .personas import persona_of
 from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
+from .twin_backend import TwinBackend, harness_clock, probe_result
 from .twin_extension import TwinExtension
+
+__all__ = ["TwinEnvironment", "harness_clock", "probe_result"]
 
 ALERT_POLL_S = 30.0
 _ASK_PERSONA = object()
@@ -110,35 +110,6 @@ def match_expected(
     return hit, miss
 
 
-def probe_result(twin: Any) -> tuple[bool | None, str | None]:
-    """Run the app's functional probe; accepts a bool, an object with ``ok``/``passed`` or a dict."""
-    behaviour = getattr(twin, "behaviour", None)
-    probe = getattr(behaviour, "probe", None)
-    if probe is None:
-        return None, "the app has no functional probe"
-    res = probe()
-    if isinstance(res, bool):
-        return res, None
-    if isinstance(res, dict):
-        ok = res.get("ok", res.get("passed"))
-        return (bool(ok) if ok is not None else None), str(
-            res.get("detail") or res.get("message") or ""
-        ) or None
-    ok = getattr(res, "ok", getattr(res, "passed", None))
-    detail = getattr(res, "detail", None) or getattr(res, "message", None) or str(res)
-    return (bool(ok) if ok is not None else None), (str(detail) if detail else None)
-
-
-def harness_clock(history_s: float) -> VirtualClock:
-    """The twin's clock in an episode: paused at a whole minute, its history ``DEFAULT_LEAD_S``
-    behind the wall clock. Paused, it moves only when the harness advances it, so deploy, injection,
-    churn, the alert wait and the settle do the same on a fast and a slow machine; only the
-    agent's turn (:meth:`TwinEnvironment.task` to :meth:`TwinEnvironment.settle`) runs with wall
-    time, as on a real cluster."""
-    start = math.floor((time.time() - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
-    return VirtualClock.paused_at(start)
-
-
 class TwinEnvironment:
     def __init__(
         self,
@@ -152,9 +123,11 @@ class TwinEnvironment:
         step_s: float = 15.0,
         churn: str = "none",
         extension: TwinExtension | None | object = _ASK_PERSONA,
+        backend: Backend | None = None,
     ) -> None:
         """``extension``: what the scenario's persona adds to the twin; by default the persona's own
-        (``Persona.twin_extension``), None for none."""
+        (``Persona.twin_extension``), None for none. ``backend``: what serves the app (``backend.py``);
+        by default the twin."""
         self.scenario = scenario
         self.seed = seed
         self.workdir = Path(workdir).resolve()
@@ -172,7 +145,7 @@ class TwinEnvironment:
         self.history_s = max(history_s, self.extension.history_s) if self.extension else history_s
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
         self.step_s = step_s
-        self.twin: Any = None
+        self.backend: Backend = backend if backend is not None else TwinBackend()
         self.api: KubeApi | None = None
         self.injected_at: float | None = None
         self.agent_endpoints: Endpoints | None = None
@@ -197,7 +170,6 @@ class TwinEnvironment:
 
     # ------------------------------------------------------------------ lifecycle
     def deploy(self) -> None:
-        from ..twin.instance import Twin
         from . import protected
         from .churn import scheduling_sensitive
 
@@ -206,26 +178,25 @@ class TwinEnvironment:
             self.protected = protected.plan(self.scenario, self.seed, manifests)
             return self.protected.customize(manifests)
 
+        request = ProvisionRequest(
+            app=self.scenario.app,
+            seed=self.seed,
+            history_s=self.history_s,
+            folder=self.private,
+            masked=self.masked,
+            # a cluster with a past goes with the churn, unless pod placement is the fault's
+            # (FinOps: a week of past is already there; its rollouts would be a week long)
+            past=self.churn != "none"
+            and not scheduling_sensitive(self.scenario)
+            and (self.extension is None or self.extension.churn_past),
+            customize=customize,
+            addons=self.extension.addons() if self.extension else [],
+        )
         try:
-            self.twin = Twin.for_app(
-                self.scenario.app,
-                seed=self.seed,
-                clock=harness_clock(self.history_s),
-                history_s=self.history_s,
-                masked=self.masked,
-                # a cluster with a past goes with the churn, unless pod placement is the fault's
-                # (FinOps: a week of past is already there; its rollouts would be a week long)
-                past=self.churn != "none"
-                and not scheduling_sensitive(self.scenario)
-                and (self.extension is None or self.extension.churn_past),
-                customize=customize,
-                addons=self.extension.addons() if self.extension else [],
-            )
-            self.twin.admin_token = secrets.token_urlsafe(32)
-            endpoints = self.twin.serve(self.private)
+            endpoints = self.backend.provision(request)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
-        self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+        self.api = KubeApi(endpoints.kube_url, token=self.backend.admin_token)
         if self.extension:
             self.extension.deployed(self)
 
@@ -240,7 +211,7 @@ class TwinEnvironment:
         its kept-alive connections first, so that the server threads serving them end."""
         if self.api is not None:
             self.api.session.close()
-        self.twin.stop_serving()
+        self.backend.stop_serving()
 
     def reattach(self, workdir: str | Path) -> None:
         """In a forked child: serve the prepared cluster again, on new ports, with an agent work
@@ -248,15 +219,21 @@ class TwinEnvironment:
         self.workdir = Path(workdir).resolve()
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         self.in_forked_child = True
-        endpoints = self.twin.serve(self.private)
-        self.api = KubeApi(endpoints.kube_url, token=self.twin.admin_token)
+        endpoints = self.backend.serve(self.private)
+        self.api = KubeApi(endpoints.kube_url, token=self.backend.admin_token)
+
+    @property
+    def twin(self) -> Any:
+        """The embedded cluster, where the backend is the twin (None otherwise, or before deploy):
+        for what reaches into it (the churn's image check, FinOps' cost model)."""
+        return getattr(self.backend, "twin", None)
 
     @property
     def endpoints(self) -> Any:
-        return self.twin.endpoints
+        return self.backend.endpoints
 
     def now(self) -> float:
-        return float(self.twin.now())
+        return float(self.backend.now())
 
     def _now_dt(self) -> _dt.datetime:
         return _dt.datetime.fromtimestamp(self.now(), _dt.UTC)
@@ -285,7 +262,7 @@ class TwinEnvironment:
         self.injected_at = self.now()
         if self.extension:
             self.extension.injected(self)
-        self.twin.sync()
+        self.backend.sync()
         if self.churn_plan is not None:  # and after it, before the agent starts
             try:
                 churn.run_after(self, self.churn_plan)
@@ -319,15 +296,15 @@ class TwinEnvironment:
     def _wait_for_alerts(self) -> AlertCheck:
         start = self.now()
         if self.scenario.control or not self.scenario.alerts:
-            self.twin.advance(CONTROL_WAIT_S, step=self.step_s)
+            self.backend.advance(CONTROL_WAIT_S, step=self.step_s)
             return AlertCheck([], [], self.now() - start)
         limit = max(a.window_s for a in self.scenario.alerts)
         poll = self.extension.alert_poll_s if self.extension else ALERT_POLL_S
-        self.twin.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
+        self.backend.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
         check = self.check_alerts()
         while not check.ok and self.now() - start < limit:
             self._skip_polls(start, limit, poll)
-            self.twin.advance(poll, step=self.step_s)
+            self.backend.advance(poll, step=self.step_s)
             check = self.check_alerts()
         check.elapsed_s = self.now() - start
         return check
@@ -347,7 +324,7 @@ class TwinEnvironment:
         left = max(0, math.ceil((limit - (now - start)) / poll - 1e-9))
         skip = polls_to_skip(now, ready, poll, left)
         if skip:
-            self.twin.advance(skip * poll, step=self.step_s)
+            self.backend.advance(skip * poll, step=self.step_s)
 
     def grant_access(self) -> None:
         """Create the agent's ServiceAccounts and Roles and mint its tokens, with the clock paused
@@ -373,7 +350,7 @@ class TwinEnvironment:
             }
         )
         self.agent_endpoints.write(self.workdir / "endpoints.json")
-        start_agent_turn(self.twin, limits.wall_time_s)  # the twin follows wall time (see harness_clock)
+        self.backend.start_agent_turn(limits.wall_time_s)  # the clock follows wall time from now
         return Task(
             goal=self.extension.goal(self.scenario.namespace)
             if self.extension
@@ -390,41 +367,25 @@ class TwinEnvironment:
 
     def advanced_by_agent_s(self) -> float:
         """Twin seconds the agent fast-forwarded through the API since :meth:`task`."""
-        return advanced_by_agent(self.twin)
+        return self.backend.advanced_by_agent_s()
 
     def settle(self) -> None:
-        end_agent_turn(self.twin)
-        self.twin.advance(self.settle_s, step=self.step_s)
+        self.backend.end_agent_turn()
+        self.backend.advance(self.settle_s, step=self.step_s)
 
     # ------------------------------------------------------------------ end state
     def _pipeline(self) -> list[str]:
-        """Workloads of the app's telemetry pipeline (``journeys.yaml``: telemetry.pipeline)."""
-        from ..twin.app.journeys import pipeline_services
-
-        app = getattr(self.twin, "app", None)
-        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
-        out = []
-        for name in pipeline_services(app):
-            svc = services.get(name)
-            out.append(getattr(svc, "workload", None) or name)
-        return out
+        """Workloads of the app's telemetry pipeline (the backend's app data)."""
+        return self.backend.pipeline_workloads()
 
     def journey_states(self) -> list[JourneyState]:
-        """The functional probe of every user journey (the twin's behaviour model)."""
-        behaviour = getattr(self.twin, "behaviour", None)
-        journeys = getattr(behaviour, "journeys", None)
-        if callable(journeys):
-            return [
-                JourneyState(name=j.name, ok=j.ok, error_ratio=j.error_ratio, detail=j.detail)
-                for j in journeys()
-            ]
-        ok, detail = probe_result(self.twin)
-        return [] if ok is None else [JourneyState(name="probe", ok=ok, detail=detail or "")]
+        """The functional probe of every user journey (the backend's app data)."""
+        return self.backend.journeys()
 
     def take_baseline(self) -> Baseline:
         """The app's state before injection, over the Kubernetes and Prometheus APIs (``endstate.py``)."""
         assert self.api is not None
-        self.twin.sync()
+        self.backend.sync()
         return take_baseline(
             self.api,
             self.endpoints.prometheus_url,
@@ -446,7 +407,7 @@ class TwinEnvironment:
         """Mitigation on the end state: the expected alerts (legacy field ``alerts_firing``) and
         every end-state check against the baseline (``endstate.py``; docs/metrics.md)."""
         assert self.api is not None
-        self.twin.sync()
+        self.backend.sync()
         check = self.check_alerts()
         journeys = self.journey_states()
         probe_ok = all(j.ok for j in journeys) if journeys else None
@@ -500,16 +461,7 @@ class TwinEnvironment:
         return score
 
     def call_edges(self) -> list[tuple[str, str, str]]:
-        app = getattr(self.twin, "app", None)
-        behaviour = getattr(app, "behaviour", None)
-        services = getattr(behaviour, "services", None) or {}
-        ns = getattr(app, "namespace", self.scenario.namespace)
-        edges = []
-        for name, svc in services.items():
-            for dep in getattr(svc, "dependencies", {}) or {}:
-                if dep in services:
-                    edges.append((ns, svc.workload or name, services[dep].workload or dep))
-        return edges
+        return self.backend.call_edges(self.scenario.namespace)
 
     def topology(self) -> Topology:
         """The end state's objects and how they connect, with the objects that existed when the
@@ -542,6 +494,6 @@ class TwinEnvironment:
     def teardown(self) -> None:
         # a forked child's servers are threads of a process that ends with its episode: waiting
         # for each to notice a shutdown request (up to its poll interval) would only cost time
-        if self.twin is not None and not self.in_forked_child:
-            self.twin.close()
+        if not self.in_forked_child:
+            self.backend.close()
         shutil.rmtree(self.private, ignore_errors=True)

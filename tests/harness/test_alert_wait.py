@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from itbench_agents.harness import alert_wait, twin_env
+from itbench_agents.harness import alert_wait, twin_backend
 from itbench_agents.harness.twin_env import TwinEnvironment
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.scenario.spec import ExpectedAlert
@@ -130,7 +130,7 @@ def fixed_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
     def clock(history_s: float) -> VirtualClock:
         return VirtualClock.paused_at(math.floor((anchor - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0)
 
-    monkeypatch.setattr(twin_env, "harness_clock", clock)
+    monkeypatch.setattr(twin_backend, "harness_clock", clock)
 
 
 def compare(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, scenario_id: str) -> None:

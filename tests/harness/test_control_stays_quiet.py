@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.harness import twin_env
+from itbench_agents.harness import twin_backend
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import read_episodes
 from itbench_agents.scenario.registry import ScenarioRegistry
+from itbench_agents.twin.clock import DEFAULT_LEAD_S, VirtualClock
 
 ONCE_FALSE_ALERTED = 1796467860.0  # 2026-12-05T10:51:00Z
 
@@ -23,11 +24,11 @@ ONCE_FALSE_ALERTED = 1796467860.0  # 2026-12-05T10:51:00Z
 def test_the_otel_demo_control_is_quiet_at_the_minute_it_once_alerted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def clock(history_s: float) -> twin_env.VirtualClock:
-        start = math.floor((ONCE_FALSE_ALERTED - history_s - twin_env.DEFAULT_LEAD_S) / 60.0) * 60.0
-        return twin_env.VirtualClock.paused_at(start)
+    def clock(history_s: float) -> VirtualClock:
+        start = math.floor((ONCE_FALSE_ALERTED - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+        return VirtualClock.paused_at(start)
 
-    monkeypatch.setattr(twin_env, "harness_clock", clock)
+    monkeypatch.setattr(twin_backend, "harness_clock", clock)
     cfg = RunConfig(scenarios=["sre/control-otel-demo-healthy-v1"], agents=[AgentSpec(name="sre-heuristic")])
     _, specs, _ = start_run(tmp_path / "run", cfg, ScenarioRegistry.default())
     run_batch(tmp_path / "run", specs)

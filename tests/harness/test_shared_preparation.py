@@ -67,11 +67,11 @@ def test_specs_of_one_scenario_trial_and_seed_share(tmp_path: Path) -> None:
 def one_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every preparation's clock starts at the same minute (a fresh twin starts at the whole minute
     before "now minus its history": two preparations a minute boundary apart differ by 60 s)."""
-    from itbench_agents.harness import twin_env
+    from itbench_agents.harness import twin_backend
 
-    start = twin_env.harness_clock(0.0).now()
+    start = twin_backend.harness_clock(0.0).now()
     monkeypatch.setattr(
-        twin_env, "harness_clock", lambda history_s: VirtualClock.paused_at(start - history_s)
+        twin_backend, "harness_clock", lambda history_s: VirtualClock.paused_at(start - history_s)
     )
 
 

@@ -1,0 +1,147 @@
+"""The twin as a :class:`~itbench_agents.harness.backend.Backend`: ``Twin.for_app`` on a paused virtual
+clock, served on local ports; the clock fast-forwards, the app's data comes from its behaviour model.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.endpoints import Endpoints
+from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
+from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
+from .backend import FAST_FORWARD, FORK, ProvisionRequest
+from .endstate import JourneyState
+
+
+def harness_clock(history_s: float) -> VirtualClock:
+    """The twin's clock in an episode: paused at a whole minute, its history ``DEFAULT_LEAD_S``
+    behind the wall clock. Paused, it moves only when the harness advances it, so deploy, injection,
+    churn, the alert wait and the settle do the same on a fast and a slow machine; only the
+    agent's turn (:meth:`TwinBackend.start_agent_turn` to :meth:`TwinBackend.end_agent_turn`) runs
+    with wall time, as on a real cluster."""
+    start = math.floor((time.time() - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+    return VirtualClock.paused_at(start)
+
+
+class TwinBackend:
+    name = "twin"
+    capabilities = frozenset({FAST_FORWARD, FORK})
+
+    def __init__(self) -> None:
+        self.twin: Any = None
+        """The embedded cluster (``twin/instance.py``); None until provisioned."""
+        self.admin_token = ""
+
+    @property
+    def endpoints(self) -> Endpoints:
+        endpoints: Endpoints = self.twin.endpoints
+        return endpoints
+
+    def provision(self, request: ProvisionRequest) -> Endpoints:
+        from ..twin.instance import Twin
+
+        self.twin = Twin.for_app(
+            request.app,
+            seed=request.seed,
+            clock=harness_clock(request.history_s),
+            history_s=request.history_s,
+            masked=request.masked,
+            past=request.past,
+            customize=request.customize,
+            addons=request.addons,
+        )
+        self.admin_token = self.twin.admin_token = secrets.token_urlsafe(32)
+        return self.serve(request.folder)
+
+    def now(self) -> float:
+        return float(self.twin.now())
+
+    def advance(self, seconds: float, *, step: float) -> None:
+        self.twin.advance(seconds, step=step)
+
+    def sync(self) -> None:
+        self.twin.sync()
+
+    def start_agent_turn(self, wall_time_s: float) -> None:
+        start_agent_turn(self.twin, wall_time_s)  # the twin follows wall time (see harness_clock)
+
+    def end_agent_turn(self) -> None:
+        end_agent_turn(self.twin)
+
+    def advanced_by_agent_s(self) -> float:
+        return advanced_by_agent(self.twin)
+
+    def call_edges(self, namespace: str) -> list[tuple[str, str, str]]:
+        app = getattr(self.twin, "app", None)
+        behaviour = getattr(app, "behaviour", None)
+        services = getattr(behaviour, "services", None) or {}
+        ns = getattr(app, "namespace", namespace)
+        edges = []
+        for name, svc in services.items():
+            for dep in getattr(svc, "dependencies", {}) or {}:
+                if dep in services:
+                    edges.append((ns, svc.workload or name, services[dep].workload or dep))
+        return edges
+
+    def external_workloads(self) -> set[str]:
+        app = getattr(self.twin, "app", None)
+        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
+        return {svc.workload or name for name, svc in services.items() if svc.external}
+
+    def pipeline_workloads(self) -> list[str]:
+        """Workloads of the app's telemetry pipeline (``journeys.yaml``: telemetry.pipeline)."""
+        from ..twin.app.journeys import pipeline_services
+
+        app = getattr(self.twin, "app", None)
+        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
+        out = []
+        for name in pipeline_services(app):
+            svc = services.get(name)
+            out.append(getattr(svc, "workload", None) or name)
+        return out
+
+    def journeys(self) -> list[JourneyState]:
+        """The functional probe of every user journey (the twin's behaviour model)."""
+        behaviour = getattr(self.twin, "behaviour", None)
+        journeys = getattr(behaviour, "journeys", None)
+        if callable(journeys):
+            return [
+                JourneyState(name=j.name, ok=j.ok, error_ratio=j.error_ratio, detail=j.detail)
+                for j in journeys()
+            ]
+        ok, detail = probe_result(self.twin)
+        return [] if ok is None else [JourneyState(name="probe", ok=ok, detail=detail or "")]
+
+    def stop_serving(self) -> None:
+        self.twin.stop_serving()
+
+    def serve(self, folder: Path) -> Endpoints:
+        endpoints: Endpoints = self.twin.serve(folder)
+        return endpoints
+
+    def close(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
+
+
+def probe_result(twin: Any) -> tuple[bool | None, str | None]:
+    """Run the app's functional probe; accepts a bool, an object with ``ok``/``passed`` or a dict."""
+    behaviour = getattr(twin, "behaviour", None)
+    probe = getattr(behaviour, "probe", None)
+    if probe is None:
+        return None, "the app has no functional probe"
+    res = probe()
+    if isinstance(res, bool):
+        return res, None
+    if isinstance(res, dict):
+        ok = res.get("ok", res.get("passed"))
+        return (bool(ok) if ok is not None else None), str(
+            res.get("detail") or res.get("message") or ""
+        ) or None
+    ok = getattr(res, "ok", getattr(res, "passed", None))
+    detail = getattr(res, "detail", None) or getattr(res, "message", None) or str(res)
+    return (bool(ok) if ok is not None else None), (str(detail) if detail else None)
