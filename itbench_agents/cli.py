@@ -4,6 +4,7 @@ Each area registers its own commands from its own module, so this file only asse
 
 - ``itbench twin ...``                    itbench_agents/twin/cli.py (``twin host``: personas/ciso/host_cli.py)
 - ``itbench scenarios ...``               itbench_agents/commands/scenarios.py
+- ``itbench backends ...``                itbench_agents/commands/backends.py
 - ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
@@ -28,6 +29,7 @@ app = typer.Typer(
 
 
 def _assemble() -> None:
+    from .commands.backends import backends_app
     from .commands.run import register as register_harness
     from .commands.scenarios import scenarios_app
     from .dev_cli import dev_app
@@ -42,6 +44,7 @@ def _assemble() -> None:
     twin_app.command("host")(serve_host)
     app.add_typer(twin_app, name="twin")
     app.add_typer(scenarios_app, name="scenarios")
+    app.add_typer(backends_app, name="backends")
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(tools_app, name="tools")
     app.add_typer(kyverno_app, name="kyverno")

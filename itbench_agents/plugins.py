@@ -1,4 +1,5 @@
-"""Plug-ins from installed packages: agents, tools, scenario folders and personas named in entry points.
+"""Plug-ins from installed packages: agents, tools, scenario folders, personas and backends named in
+entry points.
 
 A package extends itbench-agents without editing it by declaring entry points in its
 ``pyproject.toml`` (``examples/plugin/`` is a complete one)::
@@ -14,6 +15,9 @@ A package extends itbench-agents without editing it by declaring entry points in
 
     [project.entry-points."itbench_agents.personas"]
     my-persona = "my_pkg.persona:PERSONA"               # a core.persona.Persona (or a callable giving one)
+
+    [project.entry-points."itbench_agents.backends"]
+    my-backend = "my_pkg.backend:MyBackend"             # a callable giving a harness.backend.Backend
 
 Entry points are read when a registry is first asked for its contents, never at import time; every
 process (run workers included) finds the same plug-ins, so a resumed run does too.
@@ -32,6 +36,7 @@ AGENTS_GROUP = "itbench_agents.agents"
 TOOLS_GROUP = "itbench_agents.tools"
 SCENARIOS_GROUP = "itbench_agents.scenarios"
 PERSONAS_GROUP = "itbench_agents.personas"
+BACKENDS_GROUP = "itbench_agents.backends"
 SWITCH_ENV = "ITBENCH_PLUGINS"
 
 

@@ -6,7 +6,7 @@ Every option can also be set through an environment variable (``ITBENCH_*``, sho
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -233,7 +233,18 @@ def run_cmd(
         ),
     ] = None,
     environment: Annotated[
-        str, typer.Option(help="environment backend: twin, or module:factory", envvar="ITBENCH_ENVIRONMENT")
+        str,
+        typer.Option(
+            help="the episode's environment: twin, or module:factory (a whole lifecycle of your own)",
+            envvar="ITBENCH_ENVIRONMENT",
+        ),
+    ] = "twin",
+    backend: Annotated[
+        str,
+        typer.Option(
+            help="what serves the cluster: twin, a plug-in backend's name (itbench backends list), or module:attribute",
+            envvar="ITBENCH_BACKEND",
+        ),
     ] = "twin",
     churn: Annotated[
         str,
@@ -392,6 +403,7 @@ def run_cmd(
                         f"agent {name!r} works on {' and '.join(works_on)} scenarios; the chosen ones include "
                         f"{' and '.join(other)} scenarios (choose with --suite {works_on[0]})"
                     )
+            _check_backend_choice(backend, chosen)
             config = RunConfig(
                 scenarios=[s.id for s in chosen],
                 agents=specs,
@@ -404,6 +416,7 @@ def run_cmd(
                 history_s=history_s,
                 settle_s=settle_s,
                 environment=environment,
+                backend=backend,
                 churn=_churn(churn),
                 scenario_dirs=extra_dirs,
             )
@@ -490,6 +503,27 @@ def score_cmd(
         print(summary.model_dump_json(indent=1))
         return
     print_table(overall_table(summary))
+
+
+def _check_backend_choice(backend: str, chosen: list[Any]) -> None:
+    """A backend that loads, and only for the twin's scenario files (a persona's library scenario
+    runs in its persona's own environment)."""
+    if backend == "twin":
+        return
+    from ..harness.backends import UnknownBackendError, backend_entry
+    from ..plugins import PluginError
+    from ..scenario.spec import Scenario
+
+    try:
+        backend_entry(backend, load=True)
+    except (UnknownBackendError, PluginError) as e:
+        raise _fail(str(e)) from None
+    own = sorted(s.id for s in chosen if not isinstance(s, Scenario))
+    if own:
+        raise _fail(
+            f"--backend serves the twin's scenario files; {', '.join(own[:3])}{' ...' if len(own) > 3 else ''} "
+            "run(s) in their persona's own environment"
+        )
 
 
 def report_cmd(

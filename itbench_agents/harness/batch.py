@@ -53,6 +53,7 @@ def plan(config: RunConfig, registry: ScenarioLookup, run_id: str, run_dir: str 
                         history_s=config.history_s,
                         settle_s=config.settle_s,
                         environment=config.environment,
+                        backend=config.backend,
                         churn=config.churn,
                     )
                 )

@@ -78,7 +78,9 @@ class EpisodeSpec:
     history_s: float = 3600.0
     settle_s: float | None = None
     environment: str = "twin"
-    """``twin`` or ``module:factory`` for a plug-in backend (``factory(spec, workdir) -> Environment``)."""
+    """``twin`` or ``module:factory`` for a plug-in environment (``factory(spec, workdir) -> Environment``)."""
+    backend: str = "twin"
+    """What serves the cluster of a twin scenario file (``backends.py``)."""
     churn: str = "default"
     """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
 
@@ -132,6 +134,7 @@ def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
             )
             made: Environment = persona_of(spec.scenario).make_environment(request)
             return made
+        from .backends import make_backend
         from .twin_env import TwinEnvironment
 
         return TwinEnvironment(
@@ -142,6 +145,7 @@ def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
             history_s=spec.history_s,
             settle_s=spec.settle_s,
             churn=spec.churn,
+            backend=make_backend(spec.backend),
         )
     module, _, attr = spec.environment.partition(":")
     env: Environment = getattr(importlib.import_module(module), attr)(spec, workdir)

@@ -71,7 +71,10 @@ class RunConfig(BaseModel):
     settle_s: float | None = None
     """Override of each scenario's settle period (twin seconds)."""
     environment: str = "twin"
-    """``twin``, or ``module:factory`` for a plug-in environment backend."""
+    """``twin``, or ``module:factory`` for a plug-in environment (the whole episode's lifecycle)."""
+    backend: str = "twin"
+    """What serves the cluster of the twin's scenario files (``harness/backends.py``): ``twin``, a
+    plug-in's name, or ``module:attribute``."""
     churn: Literal["default", "none"] = "default"
     """Benign churn around each fault (``harness/churn.py``); ``none`` turns it off."""
     scenario_dirs: list[str] = Field(default_factory=list)

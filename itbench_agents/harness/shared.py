@@ -42,6 +42,7 @@ def share_key(spec: EpisodeSpec) -> Hashable:
         spec.history_s,
         spec.settle_s,
         spec.environment,
+        spec.backend,
         spec.churn,
     )
 
@@ -133,7 +134,13 @@ def run_shared(
         if on_record:
             on_record(rec)
 
-    if len(specs) < 2 or not can_fork() or specs[0].environment != "twin" or not _alone():
+    if (
+        len(specs) < 2
+        or not can_fork()
+        or specs[0].environment != "twin"
+        or specs[0].backend != "twin"
+        or not _alone()
+    ):
         for s in specs:
             done(run_episode(s))
         return records

@@ -31,7 +31,9 @@ class TwinBackend:
     name = "twin"
     capabilities = frozenset({FAST_FORWARD, FORK})
 
-    def __init__(self) -> None:
+    def __init__(self, nodes: int = 3) -> None:
+        self.nodes = nodes
+        """How many nodes the cluster has."""
         self.twin: Any = None
         """The embedded cluster (``twin/instance.py``); None until provisioned."""
         self.admin_token = ""
@@ -53,6 +55,7 @@ class TwinBackend:
             past=request.past,
             customize=request.customize,
             addons=request.addons,
+            nodes=self.nodes,
         )
         self.admin_token = self.twin.admin_token = secrets.token_urlsafe(32)
         return self.serve(request.folder)

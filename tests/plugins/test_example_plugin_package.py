@@ -1,7 +1,7 @@
 """The example plug-in package (examples/plugin/) installed into a fresh virtual environment: its
 agent, its tool (through sre-react's ``--tools direct,+runbook``) and its scenario run through
-``itbench run`` with nothing edited in itbench-agents (issue 27), and so does its persona with the
-agent made for it (issue 30).
+``itbench run`` with nothing edited in itbench-agents (issue 27), and so do its persona with the
+agent made for it and its backend (issue 30).
 
 The fresh environment sees this checkout's environment through a ``.pth`` file (no network: the
 dependencies cannot be downloaded again); the plug-in itself is built and installed into it by
@@ -138,6 +138,32 @@ def test_the_plugins_persona_runs_through_itbench_run(venv: Path, tmp_path: Path
         ("log-triage/cart-redis-down-v1", "noop"): 0.0,
         ("log-triage/payment-timeout-v1", "noop"): 0.0,
     }
+
+
+def test_the_plugins_backend_passes_the_kit_and_serves_a_run(venv: Path, tmp_path: Path) -> None:
+    listed = {
+        r["name"]: r for r in json.loads(itbench(venv, "backends", "list", "--json", cwd=tmp_path).stdout)
+    }
+    assert listed["small-twin"]["source"] == "plug-in: itbench-example-plugin 0.1.0"
+    checked = itbench(venv, "backends", "check", "small-twin", cwd=tmp_path)
+    assert checked.returncode == 0 and "backend small-twin on chain: PASS" in checked.stdout, checked.stdout
+    run = tmp_path / "run"
+    res = itbench(
+        venv,
+        "run",
+        "-s",
+        SCENARIO,
+        "--agent",
+        "replica-restorer",
+        "--backend",
+        "small-twin",
+        "--run-dir",
+        str(run),
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    (record,) = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    assert record["mitigation"]["passed"], record
 
 
 def test_without_asking_for_it_sre_react_has_no_plugin_tool(venv: Path, tmp_path: Path) -> None:

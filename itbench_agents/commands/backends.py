@@ -1,0 +1,98 @@
+"""``itbench backends list|check``: the backends that can serve an episode's cluster
+(``harness/backends.py``) and the kit each must pass (``harness/backend_check.py``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+backends_app = typer.Typer(help="Backends that serve the cluster (the twin, plug-ins).", no_args_is_help=True)
+
+
+@backends_app.command("list")
+def list_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+) -> None:
+    """List the backends (built-in and installed plug-ins) and whether each loads here."""
+    from rich.table import Table
+
+    from ..console import print_table
+    from ..harness.backends import backend_entry, backends
+    from ..plugins import PluginError
+
+    rows = []
+    for e in backends():
+        try:
+            backend_entry(e.name, load=True)
+            problem = ""
+        except PluginError as err:
+            problem = str(err)
+        rows.append(
+            {
+                "name": e.name,
+                "target": e.target,
+                "source": e.source,
+                "available": not problem,
+                "error": problem,
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    t = Table(title="backends")
+    for c in ("name", "available", "source", "target"):
+        t.add_column(c, overflow="fold")
+    for r in rows:
+        t.add_row(
+            str(r["name"]),
+            "yes" if r["available"] else f"no: {r['error']}",
+            str(r["source"]),
+            str(r["target"]),
+        )
+    print_table(t)
+
+
+@backends_app.command("check")
+def check_cmd(
+    name: Annotated[
+        str, typer.Argument(help="a backend's name (itbench backends list) or module:attribute")
+    ] = "twin",
+    app: Annotated[
+        list[str] | None, typer.Option("--app", help="app(s) to provision (default: chain)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+) -> None:
+    """Run the backend kit (check_backend) on fresh backends: exit 0 when every check passes."""
+    from ..harness.backend_check import check_backend
+    from ..harness.backends import UnknownBackendError, backend_entry, make_backend
+    from ..plugins import PluginError
+
+    try:
+        backend_entry(name, load=True)
+    except (UnknownBackendError, PluginError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    reports = [check_backend(lambda: make_backend(name), app=a) for a in (app or ["chain"])]
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "backend": r.backend,
+                        "app": r.app,
+                        "ok": r.ok,
+                        "wall_s": round(r.wall_s, 3),
+                        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in r.checks],
+                    }
+                    for r in reports
+                ],
+                indent=2,
+            )
+        )
+    else:
+        for r in reports:
+            print(r.render())
+    if not all(r.ok for r in reports):
+        raise typer.Exit(1)
