@@ -1,7 +1,8 @@
 """Batches: scenarios × trials × agents, bounded process concurrency, live progress, resume.
 
-The parent process is the only writer of ``episodes.jsonl``; workers (``spawn``ed processes when
-``concurrency > 1``, the parent itself otherwise) run whole episodes and return their records.
+The parent process is the only writer of ``episodes.jsonl``; an executor (``executors.py``: worker
+processes when ``concurrency > 1``, the parent itself otherwise) runs whole episodes and returns
+their records.
 
 Interrupts: Ctrl-C (SIGINT) or SIGTERM stops the batch. No new episode starts; the episodes in
 flight end where they are (their environments torn down: the exception runs their clean-up, and
@@ -13,25 +14,30 @@ so a resumed run (the same command and run folder, or ``itbench run --resume``) 
 from __future__ import annotations
 
 import datetime as _dt
-import multiprocessing
-import os
-import signal
 import sys
-import time
-import traceback
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from .catalogue import ScenarioLookup
-from .episode import EpisodeSpec, _utc, run_episode, trial_seed
+from .episode import EpisodeSpec, _utc, trial_seed
+from .executors import Executor, default_executor
 from .records import EpisodeRecord, RunConfig, RunManifest
 from .runfolder import EpisodeLog, git_revision, open_run, package_versions, read_episodes
-from .shared import crash_record, groups, run_shared
+from .shared import groups
+from .units import STOP_GRACE_S, STOPPING, Interrupted, interrupt_on_signals
+
+__all__ = [
+    "STOP_GRACE_S",
+    "BatchInterrupted",
+    "BatchSummary",
+    "Interrupted",
+    "done_keys",
+    "interrupt_on_signals",
+    "plan",
+    "run_batch",
+    "start_run",
+]
 
 
 def plan(config: RunConfig, registry: ScenarioLookup, run_id: str, run_dir: str | Path) -> list[EpisodeSpec]:
@@ -150,140 +156,12 @@ class BatchSummary:
             self.errors += 1
 
 
-STOP_GRACE_S = 10.0
-"""How long interrupted worker processes get to tear their episodes down before they are killed."""
-
-
-class Interrupted(BaseException):
-    """Raised by the signal handlers of :func:`interrupt_on_signals` (a BaseException, like
-    KeyboardInterrupt: no ``except Exception`` on the way may swallow it)."""
-
-
 class BatchInterrupted(Exception):
     """The batch was stopped by a signal; ``summary`` holds what was recorded before."""
 
     def __init__(self, summary: BatchSummary) -> None:
         super().__init__(f"interrupted after {summary.ran} episode(s)")
         self.summary = summary
-
-
-STOPPING = (KeyboardInterrupt, Interrupted)
-
-
-@dataclass
-class _Received:
-    """The first stopping signal this process received since :func:`interrupt_on_signals`."""
-
-    name: str | None = None
-
-
-_RECEIVED = _Received()
-
-
-def _stop_if_signalled() -> None:
-    """Raise :class:`Interrupted` when a signal arrived, even if code on the way (a library that
-    catches ``BaseException``) turned its exception into something else: no record of an episode
-    in flight when the signal came is kept."""
-    if _RECEIVED.name is not None:
-        raise Interrupted(_RECEIVED.name)
-
-
-def _exit_now(signum: int, frame: FrameType | None) -> None:
-    os._exit(128 + signum)
-
-
-def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
-    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread, once; a second signal is
-    ignored (the clean-up the first one started runs on) or, with ``second_exits``, ends the
-    process at once. Returns a function that puts the previous handlers back."""
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore() -> None:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-        _RECEIVED.name = None
-
-    def first(signum: int, frame: FrameType | None) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _exit_now if second_exits else signal.SIG_IGN)
-        _RECEIVED.name = signal.Signals(signum).name
-        raise Interrupted(_RECEIVED.name)
-
-    _RECEIVED.name = None
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, first)
-    return restore
-
-
-def _crash_record(spec: EpisodeSpec, exc: BaseException) -> EpisodeRecord:
-    return crash_record(spec, f"worker crashed: {type(exc).__name__}: {exc}")
-
-
-def _safe_run(spec: EpisodeSpec) -> EpisodeRecord:
-    try:
-        return run_episode(spec)
-    except STOPPING:
-        raise  # not the episode's fault: the batch stops and does not record it
-    except BaseException as e:  # noqa: BLE001 - run_episode should not raise; be sure anyway
-        traceback.print_exc()
-        return _crash_record(spec, e)
-
-
-def _safe_run_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
-    """Run one unit of work: a single episode, or episodes that share one preparation (``shared.py``)."""
-    if len(unit) == 1:
-        records = [_safe_run(unit[0])]
-    else:
-        try:
-            records = run_shared(unit)
-        except STOPPING:
-            raise
-        except BaseException as e:  # noqa: BLE001 - run_shared should not raise; be sure anyway
-            traceback.print_exc()
-            records = [_crash_record(s, e) for s in unit]
-    _stop_if_signalled()
-    return records
-
-
-def _worker_init() -> None:
-    interrupt_on_signals()
-
-
-def _worker_unit(unit: list[EpisodeSpec]) -> list[EpisodeRecord]:
-    """A worker process's unit: interrupted, it ends once the episode's clean-up has run (the
-    pool would otherwise hand it the next unit)."""
-    try:
-        return _safe_run_unit(unit)
-    except STOPPING:
-        sys.stderr.flush()
-        os._exit(130)
-
-
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started, ask the workers to stop (SIGTERM: their episodes tear down),
-    and kill those still there after :data:`STOP_GRACE_S`."""
-    procs: list[Any] = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    deadline = time.monotonic() + STOP_GRACE_S
-    for p in procs:
-        p.join(max(0.0, deadline - time.monotonic()))
-        if p.is_alive():
-            p.kill()
-            p.join(1.0)
-
-
-def _mp_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` with the harness and twin preloaded where available (workers start in
-    milliseconds, no thread-unsafe fork of this process); ``spawn`` elsewhere."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["itbench_agents.harness.episode", "itbench_agents.twin.instance"])
-        return ctx
-    return multiprocessing.get_context("spawn")
 
 
 def done_keys(run_dir: str | Path, retry_errors: bool = False) -> set[tuple[str, str, int]]:
@@ -301,10 +179,12 @@ def run_batch(
     retry_errors: bool = False,
     share_prepared: bool = False,
     on_record: Callable[[EpisodeRecord, BatchSummary], None] | None = None,
+    executor: Executor | None = None,
 ) -> BatchSummary:
-    """Run ``specs`` (those not done yet), ``concurrency`` worker processes at a time. With
-    ``share_prepared``, the episodes of one scenario, trial and seed share one preparation of the
-    environment (``shared.py``) and their records arrive together."""
+    """Run ``specs`` (those not done yet) on ``executor`` (``executors.py``; by default this process
+    when ``concurrency`` is 1, else ``concurrency`` worker processes). With ``share_prepared``, the
+    episodes of one scenario, trial and seed share one preparation of the environment
+    (``shared.py``) and their records arrive together."""
     done = done_keys(run_dir, retry_errors)
     todo = [s for s in specs if s.key not in done]
     units = groups(todo) if share_prepared else [[s] for s in todo]
@@ -319,76 +199,12 @@ def run_batch(
         return fail_fast and rec.termination != "submitted"
 
     try:
-        if concurrency <= 1:
-            for unit in units:
-                if any([finish(rec) for rec in _safe_run_unit(unit)]):
-                    summary.stopped_early = True
-                    break
-            return summary
-        return _run_pool(units, concurrency, summary, finish)
+        summary.stopped_early = (executor or default_executor(concurrency)).run(units, finish)
+        return summary
     except STOPPING:
         raise BatchInterrupted(summary) from None
     finally:
         log.close()
-
-
-def _run_pool(
-    units: list[list[EpisodeSpec]],
-    concurrency: int,
-    summary: BatchSummary,
-    finish: Callable[[EpisodeRecord], bool],
-) -> BatchSummary:
-    """The batch on ``concurrency`` worker processes (see :func:`run_batch`)."""
-    ctx = _mp_context()
-    queue = list(units)
-    stop = False
-    while queue and not stop:
-        # a worker that dies (OOM kill, segfault) breaks the pool: its episodes are recorded as
-        # harness errors and a fresh pool takes the rest of the queue
-        ran_before = summary.ran
-        pool = ProcessPoolExecutor(max_workers=concurrency, mp_context=ctx, initializer=_worker_init)
-        try:
-            pending: dict[Future[list[EpisodeRecord]], list[EpisodeSpec]] = {}
-            broken = False
-            while (queue or pending) and not broken:
-                while queue and not stop and len(pending) < concurrency:
-                    unit = queue.pop(0)
-                    try:
-                        pending[pool.submit(_worker_unit, unit)] = unit
-                    except BrokenProcessPool:
-                        queue.insert(0, unit)
-                        broken = True
-                        break
-                if not pending:
-                    break
-                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    unit = pending.pop(fut)
-                    try:
-                        recs = fut.result()
-                    except BaseException as e:  # noqa: BLE001 - a worker process died
-                        broken = broken or isinstance(e, BrokenProcessPool)
-                        recs = [_crash_record(s, e) for s in unit]
-                    if any([finish(rec) for rec in recs]):
-                        stop = True
-                        summary.stopped_early = True
-                if stop:
-                    queue.clear()
-            if broken:
-                for fut, unit in pending.items():
-                    fut.cancel()
-                    for s in unit:
-                        finish(_crash_record(s, BrokenProcessPool("the worker pool broke")))
-                if not pending and queue and summary.ran == ran_before:
-                    # the pool broke before running anything: never loop forever
-                    for s in queue.pop(0):
-                        finish(_crash_record(s, BrokenProcessPool("cannot start worker processes")))
-                pending.clear()
-        except STOPPING:
-            _stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
-    return summary
 
 
 def start_run(

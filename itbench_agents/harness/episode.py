@@ -81,6 +81,9 @@ class EpisodeSpec:
     """``twin`` or ``module:factory`` for a plug-in environment (``factory(spec, workdir) -> Environment``)."""
     backend: str = "twin"
     """What serves the cluster of a twin scenario file (``backends.py``)."""
+    artifacts_dir: str | None = None
+    """Where the episode's folder is written (``<artifacts_dir>/episodes/<id>``) when not in the run
+    folder: a worker's staging folder, shipped back by its executor (``executors.py``)."""
     churn: str = "default"
     """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
 
@@ -265,7 +268,7 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
     the environment is not deployed again but served afresh for this episode's agent."""
     t0 = time.perf_counter()
     started = _utc()
-    ep_dir = Path(spec.run_dir).resolve() / "episodes" / spec.episode_id
+    ep_dir = Path(spec.artifacts_dir or spec.run_dir).resolve() / "episodes" / spec.episode_id
     if ep_dir.exists():  # leftovers of an episode interrupted by a crash: start it afresh
         shutil.rmtree(ep_dir)
     ep_dir.mkdir(parents=True)
@@ -321,7 +324,7 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                     prime(env.privileged_context())
                 hide = getattr(agent, "hide_paths", None)
                 if callable(hide):  # sandboxed agents: the run folder stays out of sight
-                    hide([str(Path(spec.run_dir).resolve())])
+                    hide(sorted({str(Path(d).resolve()) for d in (spec.run_dir, spec.artifacts_dir) if d}))
                 task = env.task(spec.limits)
                 tracker = LimitTracker(spec.limits)
                 env_now = env.now

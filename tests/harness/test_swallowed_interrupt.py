@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from itbench_agents.harness import batch
+from itbench_agents.harness import batch, units
 from itbench_agents.harness.batch import BatchInterrupted, interrupt_on_signals, run_batch, start_run
 from itbench_agents.harness.episode import EpisodeSpec
 from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
@@ -45,7 +45,7 @@ def test_a_swallowed_signal_still_stops_the_batch_and_keeps_no_record(
     )
     run_dir = tmp_path / "run"
     _, specs, _ = start_run(run_dir, cfg, ScenarioRegistry.default())
-    monkeypatch.setattr(batch, "run_episode", _swallowing_episode)
+    monkeypatch.setattr(units, "run_episode", _swallowing_episode)
     restore = interrupt_on_signals()
     try:
         with pytest.raises(BatchInterrupted) as stopped:
@@ -54,7 +54,7 @@ def test_a_swallowed_signal_still_stops_the_batch_and_keeps_no_record(
         restore()
     assert stopped.value.summary.ran == 0
     assert read_episodes(run_dir) == []
-    batch._stop_if_signalled()  # restored: later batches in this process (notebooks, tests) run
+    units.stop_if_signalled()  # restored: later batches in this process (notebooks, tests) run
 
 
 def test_a_new_batch_starts_without_the_last_ones_signal(tmp_path: Path) -> None:
@@ -68,6 +68,6 @@ def test_a_new_batch_starts_without_the_last_ones_signal(tmp_path: Path) -> None
         restore()
     restore = interrupt_on_signals()  # a later batch in the same process (notebooks, tests)
     try:
-        batch._stop_if_signalled()
+        units.stop_if_signalled()
     finally:
         restore()

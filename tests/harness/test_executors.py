@@ -1,0 +1,108 @@
+"""Executors (issue 30, step 3): the batch runs its units on any ``Executor``; worker processes that
+ship their episodes' folders back (no access to the run folder needed) leave the same run folder as
+workers that write it, through an artifact sink; fail-fast stops any executor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.episode import EpisodeSpec
+from itbench_agents.harness.executors import (
+    MAX_SHIPPED_BYTES,
+    Finish,
+    InProcessExecutor,
+    ProcessExecutor,
+    RunFolderSink,
+    _read_folder,
+)
+from itbench_agents.harness.records import AgentSpec, RunConfig
+from itbench_agents.harness.runfolder import check_episodes, read_episodes
+from itbench_agents.scenario.registry import ScenarioRegistry
+
+ENV = "itbench_fakes:make_env"
+FLAG = "sre/ad-failure-flag-v1"
+CONTROL = "sre/control-otel-demo-healthy-v1"
+
+
+def _plan(run_dir: Path, agent: str = "itbench_fakes:good", trials: int = 2) -> list[EpisodeSpec]:
+    cfg = RunConfig(scenarios=[FLAG, CONTROL], agents=[AgentSpec(name=agent)], trials=trials, environment=ENV)
+    _, specs, _ = start_run(run_dir, cfg, ScenarioRegistry.default())
+    return specs
+
+
+def _folders(run_dir: Path) -> dict[str, set[str]]:
+    return {
+        d.name: {str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()}
+        for d in sorted((run_dir / "episodes").iterdir())
+    }
+
+
+def test_shipped_artifacts_leave_the_same_run_folder(tmp_path: Path) -> None:
+    direct, shipped = tmp_path / "direct", tmp_path / "shipped"
+    run_batch(direct, _plan(direct), executor=ProcessExecutor(2))
+    run_batch(shipped, _plan(shipped), executor=ProcessExecutor(2, ship_artifacts=True))
+    a, b = read_episodes(direct), read_episodes(shipped)
+    assert len(a) == len(b) == 4
+    assert sorted((r.key, r.termination) for r in a) == sorted((r.key, r.termination) for r in b)
+    assert all(r.termination == "submitted" for r in b)
+    assert _folders(direct) == _folders(shipped)
+    assert "trajectory.jsonl" in next(iter(_folders(shipped).values()))
+    assert not check_episodes(shipped).foreign
+
+
+class Recording:
+    """A custom executor: runs in this process and remembers what it ran."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.ran: list[list[str]] = []
+
+    def run(self, units: list[list[EpisodeSpec]], finish: Finish) -> bool:
+        self.ran += [[s.episode_id for s in u] for u in units]
+        return InProcessExecutor().run(units, finish)
+
+
+def test_a_custom_executor_runs_the_batch_and_fail_fast_stops_it(tmp_path: Path) -> None:
+    ex = Recording()
+    summary = run_batch(tmp_path / "run", _plan(tmp_path / "run", trials=1), executor=ex)
+    assert summary.ran == 2 and len(ex.ran) == 2 and not summary.stopped_early
+
+    bad = tmp_path / "bad"
+    summary = run_batch(
+        bad, _plan(bad, agent="itbench_fakes:crash"), executor=InProcessExecutor(), fail_fast=True
+    )
+    assert summary.stopped_early and summary.ran == 1
+    summary = run_batch(
+        tmp_path / "bad2",
+        _plan(tmp_path / "bad2", agent="itbench_fakes:crash"),
+        executor=ProcessExecutor(1),
+        fail_fast=True,
+    )
+    assert summary.stopped_early and summary.ran == 1
+
+
+def test_the_sink_keeps_files_inside_the_episode_folder(tmp_path: Path) -> None:
+    sink = RunFolderSink(tmp_path)
+    (tmp_path / "episodes" / "e1").mkdir(parents=True)
+    (tmp_path / "episodes" / "e1" / "stale.txt").write_text("from a crashed attempt")
+    sink.put("e1", {"trajectory.jsonl": b"{}\n", "work/notes.md": b"hi", "../../escape.txt": b"no"})
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "episodes/e1/trajectory.jsonl",
+        "episodes/e1/work/notes.md",
+    ]
+
+
+def test_a_folder_too_big_to_ship_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import itbench_agents.harness.executors as ex
+
+    (tmp_path / "a.txt").write_bytes(b"x" * 10)
+    (tmp_path / "b.txt").write_bytes(b"y" * 10)
+    monkeypatch.setattr(ex, "MAX_SHIPPED_BYTES", 15)
+    files = _read_folder(tmp_path)
+    assert files["a.txt"] == b"x" * 10 and "b.txt" not in files
+    assert b'"first_left_out": "b.txt"' in files["artifacts.json"]
+    assert MAX_SHIPPED_BYTES >= 1 << 20
