@@ -12,23 +12,39 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench opa ...``                     itbench_agents/twin/addons/opa/cli.py
 - ``itbench dev ...``                     itbench_agents/dev_cli.py
 
-Heavy imports (litellm, langgraph) happen inside commands, never at import time.
+Importing this module builds nothing: the ``app`` is assembled on first use (``make_app``, through
+the module's ``__getattr__``), and heavy imports (litellm, langgraph) happen inside commands.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import typer
 
-app = typer.Typer(
-    name="itbench",
-    help="Benchmark AI agents on IT automation (SRE, CISO, FinOps) against an embedded Kubernetes twin.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-)
+
+@functools.cache
+def make_app() -> typer.Typer:
+    """The ``itbench`` command with every area's commands added (once per process)."""
+    app = typer.Typer(
+        name="itbench",
+        help="Benchmark AI agents on IT automation (SRE, CISO, FinOps) against an embedded Kubernetes twin.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+    )
+    _assemble(app)
+    return app
 
 
-def _assemble() -> None:
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from itbench_agents.cli import app``
+        return make_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _assemble(app: typer.Typer) -> None:
     from .commands.backends import backends_app
     from .commands.run import register as register_harness
     from .commands.scenarios import scenarios_app
@@ -55,11 +71,8 @@ def _assemble() -> None:
     register_harness(app)
 
 
-_assemble()
-
-
 def main() -> None:
-    app()
+    make_app()()
 
 
 if __name__ == "__main__":
