@@ -141,3 +141,15 @@ def test_the_environment_reaches_the_cluster_only_through_its_backend(tmp_path: 
     finally:
         env.teardown()
     assert backend.calls.get("close") == 1
+
+
+def test_a_finops_cost_incident_on_a_backend_without_the_twin_is_an_environment_error(tmp_path: Path) -> None:
+    from itbench_agents.harness.environment import EnvironmentError_
+
+    scenario = ScenarioRegistry.default().get("finops/ad-idle-replicas-v1")
+    env = TwinEnvironment(scenario, seed=3, workdir=tmp_path, backend=Counting())  # type: ignore[arg-type]
+    try:
+        with pytest.raises(EnvironmentError_, match="backend 'counting' has none"):
+            env.deploy()
+    finally:
+        env.teardown()

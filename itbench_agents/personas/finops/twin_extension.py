@@ -70,6 +70,11 @@ class FinopsTwinExtension:
 
     def deployed(self, env: TwinEnvironment) -> None:
         assert env.api is not None
+        if env.twin is None or "opencost" not in getattr(env.twin, "addons", {}):
+            raise EnvironmentError_(
+                f"FinOps cost incidents read the cost model of the twin's OpenCost addon; backend "
+                f"{getattr(env.backend, 'name', type(env.backend).__name__)!r} has none"
+            )
         try:
             env.api.create(team_rule(env.scenario.namespace))
         except KubeApiError as e:
