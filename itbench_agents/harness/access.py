@@ -156,6 +156,22 @@ def grant_agent_access(api: KubeApi, namespaces: list[str], *, write: bool = Tru
     return (mint_token(api, WRITER) if write else reader), reader
 
 
+def revoke_agent_access(api: KubeApi, accounts: tuple[str, ...] = (READER, WRITER)) -> list[str]:
+    """End the agent's credentials: delete its ServiceAccounts, which invalidates every token minted
+    for them (the apiserver's rule for bound tokens; the twin's too). What the agent left running —
+    a thread past its limit, a forgotten background process — can then read and change nothing
+    while the harness settles and scores. Returns the accounts deleted."""
+    gone = []
+    for sa in accounts:
+        try:
+            api.delete("v1", "ServiceAccount", AGENT_NAMESPACE, sa)
+            gone.append(sa)
+        except KubeApiError as e:
+            if e.code != 404:
+                raise
+    return gone
+
+
 def grant_access(api: KubeApi, sa: str, cluster_rules: list[dict[str, Any]]) -> str:
     """A ServiceAccount ``itbench/<sa>`` bound to a ClusterRole of ``cluster_rules`` (idempotent),
     and its token: a persona's own agent credential (e.g. ``personas/ciso/access.py``)."""

@@ -365,6 +365,9 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                 timeline.sample(a0 + agent_wall, twin0 + timing.agent_twin_s)
                 advanced = getattr(env, "advanced_by_agent_s", lambda: 0.0)()
                 timing.agent_advanced_twin_s = advanced
+                revoke = getattr(env, "revoke_access", None)
+                if callable(revoke):  # whatever of the agent still runs can change nothing now
+                    revoke()  # (a failure is the harness's: harness_error, unscored)
                 if th.is_alive():
                     termination, error = "timeout", f"the agent ran longer than {spec.limits.wall_time_s} s"
                 elif isinstance(box.get("error"), LimitExceeded):

@@ -28,7 +28,7 @@ from ..evaluation.topology import Topology, node_key, topology_from_objects
 from ..k8s.client import KubeApi, KubeApiError
 from ..scenario.inject import apply_operations
 from ..scenario.spec import ExpectedAlert, Scenario
-from .access import grant_agent_access, write_agent_kubeconfigs
+from .access import grant_agent_access, revoke_agent_access, write_agent_kubeconfigs
 from .backend import Backend, ProvisionRequest
 from .endstate import (
     Baseline,
@@ -332,6 +332,11 @@ class TwinEnvironment:
         this too; :meth:`task` writes the kubeconfigs for the cluster as it is served then)."""
         assert self.api is not None
         self.agent_tokens = grant_agent_access(self.api, [self.scenario.namespace])
+
+    def revoke_access(self) -> None:
+        """The agent's turn is over: its tokens stop working (``access.revoke_agent_access``)."""
+        if self.api is not None and self.agent_tokens is not None:
+            revoke_agent_access(self.api)
 
     def task(self, limits: Limits) -> Task:
         """The agent's task: its own ServiceAccount credential in its work folder, and from now on

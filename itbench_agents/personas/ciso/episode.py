@@ -30,7 +30,7 @@ from typing import Any
 from ...core.endpoints import Endpoints, kubeconfig_cluster, kubeconfig_yaml
 from ...core.score import Score
 from ...core.task import Limits, Task
-from ...harness.access import grant_access
+from ...harness.access import grant_access, revoke_agent_access
 from ...harness.environment import AlertCheck, EnvironmentError_
 from ...k8s.client import KubeApi
 from ...twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
@@ -89,6 +89,11 @@ class CisoEnvironment:
     def grant_access(self) -> None:
         assert self.api is not None
         self.token = grant_access(self.api, AGENT_SA, ciso_cluster_rules(self.scenario.task_class))
+
+    def revoke_access(self) -> None:
+        """The agent's turn is over: its token stops working (no late policy counts)."""
+        if self.api is not None and self.token is not None:
+            revoke_agent_access(self.api, (AGENT_SA,))
 
     def task(self, limits: Limits) -> Task:
         """The goal names the agent's kubeconfig; from now on the twin follows wall time and the
