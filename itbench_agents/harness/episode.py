@@ -415,6 +415,11 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                     {"termination": termination, "error": error, "advanced_twin_s": advanced},
                 )
                 copy_back(work, ep_dir / "work")
+                score_from = getattr(env, "score_from", None)
+                if callable(
+                    score_from
+                ):  # answers as they were when the turn ended, not as a late writer left them
+                    score_from(ep_dir / "work")
                 try:
                     env.settle()
                     if isinstance(env, Scorer):  # a persona scored by named scores (CISO)

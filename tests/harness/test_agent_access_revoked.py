@@ -69,3 +69,30 @@ def test_an_agent_past_its_limit_can_change_nothing(tmp_path: Path, monkeypatch:
     assert rec.termination == "timeout", rec.error
     assert RESULT["write"] == "refused 401"
     assert rec.mitigation is not None and not rec.mitigation.passed
+
+
+def test_an_answer_written_after_the_turn_is_not_scored(tmp_path: Path, monkeypatch: Any) -> None:
+    """A file answer (here a FinOps anomaly's ``answer.json``) counts as the work folder held it when
+    the turn ended: what a late writer puts there during the harness's turn is not scored."""
+    import json
+
+    from itbench_agents.harness.catalogue import Catalogue
+    from itbench_agents.personas.finops.episode import AnomalyEnvironment
+
+    settle = AnomalyEnvironment.settle
+
+    def late_answer(self: AnomalyEnvironment) -> None:
+        assert self.bill is not None
+        truth = [{"name": t["name"], "type": t["type"]} for t in self.bill.truth]
+        (self.workdir / "answer.json").write_text(json.dumps({"resource": truth}))
+        settle(self)
+
+    monkeypatch.setattr(AnomalyEnvironment, "settle", late_answer)
+    scenario = next(s for s in Catalogue.default().library["finops"])
+    spec = EpisodeSpec(
+        run_id="r", run_dir=str(tmp_path), scenario=scenario, agent=AgentSpec(name="noop"), trial=0, seed=3
+    )
+    rec = run_episode(spec)
+    assert rec.termination == "submitted", rec.error
+    assert rec.scores["pinpointed"].value == 0.0, rec.scores["pinpointed"].explanation
+    assert "no answer.json" in rec.scores["pinpointed"].explanation

@@ -89,6 +89,11 @@ class LogTriageEnvironment:
         self.scenario = scenario
         self.seed = seed
         self.workdir = Path(workdir).resolve()
+        self.answers = self.workdir
+
+    def score_from(self, folder: Path) -> None:
+        """Score the answer as the work folder held it when the agent's turn ended (the harness's copy)."""
+        self.answers = Path(folder)
 
     def deploy(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -121,7 +126,7 @@ class LogTriageEnvironment:
         pass
 
     def scores(self) -> dict[str, Score]:
-        f = self.workdir / ANSWER
+        f = self.answers / ANSWER
         try:
             answer = json.loads(f.read_text()) if f.is_file() and f.stat().st_size < 4096 else None
         except (json.JSONDecodeError, UnicodeDecodeError):

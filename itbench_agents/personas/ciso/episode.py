@@ -52,6 +52,8 @@ class CisoEnvironment:
         self.scenario = scenario
         self.seed = seed
         self.workdir = Path(workdir).resolve()
+        self.answers = self.workdir
+        """Where file answers are read: the work folder, or its copy taken when the turn ended."""
         """The agent's work folder (its kubeconfig goes here)."""
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         """The harness's own folder (the admin kubeconfig); never given to agents."""
@@ -89,6 +91,11 @@ class CisoEnvironment:
     def grant_access(self) -> None:
         assert self.api is not None
         self.token = grant_access(self.api, AGENT_SA, ciso_cluster_rules(self.scenario.task_class))
+
+    def score_from(self, folder: Path) -> None:
+        """Score the files the work folder held when the agent's turn ended (``folder``, the
+        harness's copy), whatever a late writer does to the live folder."""
+        self.answers = Path(folder)
 
     def revoke_access(self) -> None:
         """The agent's turn is over: its token stops working (no late policy counts)."""
@@ -159,7 +166,7 @@ class CisoEnvironment:
         environments; the agent's own cluster is never trusted for the verdict."""
         assert self.api is not None
         if self.scenario.task_class == "rhel-opa":  # a playbook and a policy, run against fresh hosts
-            playbook, policy, why = find_playbook_answer(self.workdir)
+            playbook, policy, why = find_playbook_answer(self.answers)
             rego = (
                 score_playbook(self.scenario, playbook, policy)
                 if playbook and policy
@@ -168,7 +175,7 @@ class CisoEnvironment:
             self.rego_score = rego
             return rego_scores(rego)
         if self.scenario.task_class == "k8s-opa":  # the answer is files: executed on fresh environments
-            script, policy, why = find_answer(self.workdir)
+            script, policy, why = find_answer(self.answers)
             rego = (
                 score_rego(self.scenario, script, policy, seed=self.seed)
                 if script and policy

@@ -37,6 +37,8 @@ class AnomalyEnvironment:
         self.seed = seed
         self.workdir = Path(workdir).resolve()
         self.bill: Bill | None = None
+        self.answers = self.workdir
+        """Where the answer is read: the work folder, or its copy taken when the agent's turn ended."""
         self.result: AnomalyScore | None = None
 
     def deploy(self) -> None:
@@ -74,6 +76,11 @@ class AnomalyEnvironment:
             on_twin=False,
         )
 
+    def score_from(self, folder: Path) -> None:
+        """Score the answer the work folder held when the agent's turn ended (``folder``, the
+        harness's copy), whatever a late writer does to the live folder."""
+        self.answers = Path(folder)
+
     def now(self) -> float:
         return time.time()
 
@@ -82,7 +89,7 @@ class AnomalyEnvironment:
 
     def scores(self) -> dict[str, Score]:
         assert self.bill is not None
-        raw, why = read_answer(self.workdir)
+        raw, why = read_answer(self.answers)
         result = score_answer(raw, self.bill.truth) if why is None else AnomalyScore(0, 0, 0, 0, 0, 0, why)
         self.result = result
         return anomaly_scores(result, self.bill.truth)
