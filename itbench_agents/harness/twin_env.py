@@ -1,10 +1,11 @@
-"""The twin backend of :class:`~itbench_agents.harness.environment.Environment`.
+"""The episode of a twin scenario file, over a backend (``backend.py``; the twin, ``twin_backend.py``,
+by default): an :class:`~itbench_agents.harness.environment.Environment`.
 
-deploy = ``Twin.for_app`` + ``serve`` (kubeconfig and URLs in the episode's work folder);
+deploy = the backend provisions the app and serves it (kubeconfig and URLs in the harness's folder);
 inject = take the baseline (``endstate.py``, over the Kubernetes and Prometheus APIs), then the
 scenario's operations through the Kubernetes REST API (exactly what would run against a live
-cluster); wait_for_alerts = fast-forward the virtual clock in steps, polling the Prometheus alerts
-API; settle = fast-forward by the settle period; evaluate = the expected alerts resolved AND every
+cluster); wait_for_alerts = advance the backend's clock in steps, polling the Prometheus alerts
+API; settle = advance it by the settle period; evaluate = the expected alerts resolved AND every
 end-state check against the baseline (alerts, journeys, traffic, observability, inventory,
 collateral damage; docs/metrics.md "Mitigation").
 """
@@ -44,10 +45,8 @@ from .goal import sre_goal
 from .personas import persona_of
 from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
-from .twin_backend import TwinBackend, harness_clock, probe_result
+from .twin_backend import TwinBackend
 from .twin_extension import TwinExtension
-
-__all__ = ["TwinEnvironment", "harness_clock", "probe_result"]
 
 ALERT_POLL_S = 30.0
 _ASK_PERSONA = object()
