@@ -6,7 +6,7 @@ from typing import Any
 
 from .context import ToolContext
 from .http import get_json
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 
 
 def fetch_alerts(ctx: ToolContext) -> list[dict[str, Any]]:

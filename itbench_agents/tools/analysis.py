@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .context import ToolContext
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 
 TIMEOUT_S = 30.0
 MEMORY_BYTES = 2 * 2**30

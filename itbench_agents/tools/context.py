@@ -79,7 +79,7 @@ class ToolContext:
 
     def require(self, what: str) -> str:
         """The URL of an observability endpoint, or a ToolError when it is absent or masked."""
-        from .registry import ToolError
+        from .errors import ToolError
 
         key = {"prometheus": "prometheus_url", "loki": "loki_url", "jaeger": "jaeger_url"}[what]
         masked = {"prometheus": "metrics", "loki": "logs", "jaeger": "traces"}[what]

@@ -8,7 +8,7 @@ from typing import Any
 
 import requests
 
-from .registry import ToolError
+from .spec import ToolError
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}

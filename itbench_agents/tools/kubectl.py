@@ -9,7 +9,7 @@ from typing import Any
 
 from .context import ToolContext
 from .kubectl_policy import check
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 
 
 def parse_command(command: str) -> list[str]:

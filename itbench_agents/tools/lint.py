@@ -12,7 +12,7 @@ from typing import Any
 from .context import ToolContext
 from .kubectl import parse_command
 from .kubectl_policy import check
-from .registry import ToolError
+from .spec import ToolError
 
 
 def lint_kubectl(command: str, ctx: ToolContext) -> list[str]:

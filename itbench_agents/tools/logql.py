@@ -5,7 +5,7 @@ from __future__ import annotations
 from .context import ToolContext
 from .http import get_json, parse_duration
 from .promql import server_now
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 from .summarize import digest_matrix, digest_vector, group_log_lines
 
 

@@ -21,7 +21,7 @@ from .kubectl import kubectl as kubectl_tool
 from .lint import lint_jaeger, lint_kubectl, lint_logql, lint_promql
 from .logql import run_logql
 from .promql import run_query
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 from .traces import find_traces, services, summarize_traces
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .context import ToolContext
 from .http import get_json
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 
 MAX_ROWS = 40
 GIB = 2.0**30

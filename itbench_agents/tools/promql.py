@@ -8,7 +8,7 @@ from typing import Any
 
 from .context import ToolContext
 from .http import parse_duration
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 from .summarize import digest_matrix, digest_vector
 
 

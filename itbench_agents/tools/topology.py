@@ -9,7 +9,7 @@ from typing import Any
 from ..k8s.selectors import matches_map
 from .context import ToolContext
 from .http import get_json
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 from .traces import environment_now
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from .context import ToolContext
 from .http import get_json, parse_duration
 from .promql import server_now
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 from .summarize import trace_error_tree
 
 

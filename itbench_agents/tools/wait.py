@@ -6,7 +6,7 @@ import time
 
 from .context import ToolContext
 from .http import post_json
-from .registry import ToolError, tool
+from .spec import ToolError, tool
 
 MAX_WAIT_S = 900
 

@@ -19,15 +19,15 @@ def test_extending_examples_run(
     assert len(blocks) >= 4
     monkeypatch.chdir(tmp_path)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from itbench_agents.tools import registry
+    from itbench_agents.tools import registry, spec
 
     saved = registry.all_tools()  # built-ins loaded first: a module imported once registers once
     try:
         for i, code in enumerate(blocks):
             exec(compile(code, f"{DOC.name}[python block {i}]", "exec"), {"__name__": f"doc_example_{i}"})
     finally:
-        registry._REGISTRY.clear()
-        registry._REGISTRY.update(saved)
+        spec._REGISTRY.clear()
+        spec._REGISTRY.update(saved)
     out = capsys.readouterr().out
     assert "model_call" in out
     assert "Error: no runbook for 'Nope'" in out

@@ -11,6 +11,7 @@ import pytest
 from itbench_agents import plugins
 from itbench_agents.agents import registry as agents
 from itbench_agents.tools import registry as tools
+from itbench_agents.tools import spec as tool_spec
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(plugins, "_entry_points", fakes_only)
     monkeypatch.setattr(agents, "_REGISTRY", dict(agents._REGISTRY))
     monkeypatch.setattr(agents, "_PLUGINS_LOADED", False)
-    monkeypatch.setattr(tools, "_REGISTRY", dict(tools._REGISTRY))
+    monkeypatch.setattr(tool_spec, "_REGISTRY", dict(tool_spec._REGISTRY))
     monkeypatch.setattr(tools, "_SOURCES", {})
     monkeypatch.setattr(tools, "_BROKEN", {})
     monkeypatch.setattr(tools, "_PLUGINS_LOADED", False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from itbench_agents.tools import registry
+from itbench_agents.tools import spec as tool_spec
 from itbench_agents.tools.toolsets import (
     DIRECT,
     NL2,
@@ -52,7 +53,7 @@ def test_a_registered_tool_joins_a_set_by_name_and_masking_still_applies(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     registry.all_tools()
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(tool_spec, "_REGISTRY", dict(tool_spec._REGISTRY))
 
     @registry.tool(kind="read")
     def runbook(ctx, alert: str) -> str:  # type: ignore[no-untyped-def]
