@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..kube.errors import ApiError
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

@@ -62,7 +62,7 @@ from .model import AppModel
 from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
     from .journeys import JourneyResult
 
 Obj = dict[str, Any]

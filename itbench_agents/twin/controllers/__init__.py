@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .bootstrap import bootstrap_cluster
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 __all__ = ["bootstrap_cluster", "install_controllers"]
 

@@ -20,7 +20,7 @@ from .index import is_terminal
 from .kinds import LIMITRANGES, PODS, PRIORITYCLASSES, PVCS, RESOURCEQUOTAS, SERVICEACCOUNTS, SERVICES
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

@@ -12,7 +12,7 @@ from ..kube.store import ChangeEvent, clone
 from .index import controller_uid
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
     from .index import Index
 
 Obj = dict[str, Any]

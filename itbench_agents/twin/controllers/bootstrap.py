@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, NODES, SERVICEACCOUNTS, SERVICES, STORAGECLASSES
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

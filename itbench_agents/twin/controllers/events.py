@@ -19,7 +19,7 @@ from ..kube.store import clone
 from .kinds import EVENTS, NAMESPACES
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

@@ -25,7 +25,7 @@ from .taint_eviction import TaintEvictionController
 from .volumes import PersistentVolumeController
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 
 class ControllerManager:

@@ -14,7 +14,7 @@ from .index import owner_ref
 from .kinds import PODS
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

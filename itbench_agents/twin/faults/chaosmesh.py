@@ -26,7 +26,7 @@ from ..controllers.kinds import PODS
 from .chaos import ActiveChaos, is_paused, picked_pods, selector_of
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

@@ -22,7 +22,7 @@ from .chaos import CHAOS_GRS, PAUSE_ANNOTATION, is_paused, parse_duration
 from .chaosmesh import schedule_forbid, schedule_spawned
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
 
 Obj = dict[str, Any]
 SCHEDULES = CHAOS_GRS["Schedule"]

@@ -27,7 +27,7 @@ from .install import ADMISSION_CONTROLLER, kyverno_objects
 from .policy_checks import check_policy
 
 if TYPE_CHECKING:
-    from ...instance import Twin
+    from ...core import TwinCore as Twin
 
 Obj = dict[str, Any]
 

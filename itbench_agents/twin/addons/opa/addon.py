@@ -15,7 +15,7 @@ from .server import make_opa_handler
 from .store import OpaStore
 
 if TYPE_CHECKING:
-    from ...instance import Twin
+    from ...core import TwinCore as Twin
 
 
 class OpaAddon:

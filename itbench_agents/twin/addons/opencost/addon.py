@@ -18,7 +18,7 @@ from .pricing import CustomPricing
 from .server import make_opencost_handler
 
 if TYPE_CHECKING:
-    from ...instance import Twin
+    from ...core import TwinCore as Twin
 
 
 class OpenCostAddon:

@@ -24,7 +24,7 @@ from .crd import GROUP, PLURAL, prometheusrule_crd
 from .rules import rule_groups
 
 if TYPE_CHECKING:
-    from ...instance import Twin
+    from ...core import TwinCore as Twin
 
 RULES = GroupResource(GROUP, PLURAL)
 CRDS = GroupResource("apiextensions.k8s.io", "customresourcedefinitions")
