@@ -181,7 +181,7 @@ class Twin:
         """Install an addon (``addons/base.py``: an ``Addon`` or a built-in's name, e.g. ``"kyverno"``)
         once; returns the installed addon."""
         if isinstance(addon, str):
-            from .addons.base import make_addon
+            from .addons.catalog import make_addon
 
             addon = make_addon(addon)
         if addon.name not in self.addons:

@@ -63,7 +63,7 @@ def running_twin(
     """Start a twin (an app from ``scenarios/apps``, a manifest folder, or a bare cluster) with the
     named addons (``kyverno``), serve its endpoints on 127.0.0.1 and yield it;
     ``twin.endpoints.kubeconfig`` is the kubeconfig path."""
-    from .addons.base import make_addon
+    from .addons.catalog import make_addon
     from .instance import Twin
 
     if app is not None and manifests is not None:
