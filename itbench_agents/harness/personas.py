@@ -70,8 +70,8 @@ def _builtin(name: str) -> Persona:
 
 
 def _checked(name: str, obj: object, source: str) -> Persona:
-    if callable(obj) and not _looks_like_persona(obj):
-        obj = obj()
+    if isinstance(obj, type) or (callable(obj) and not _looks_like_persona(obj)):
+        obj = obj()  # a class or a factory: the persona is what it makes
     if not _looks_like_persona(obj):
         raise PluginError(
             f"persona {name!r} ({source}) is not a Persona: it needs name, description, library(), "

@@ -25,6 +25,7 @@ ENTRY_POINTS = """
     log-triage = fakeplug_persona:PERSONA
     sre = fakeplug_persona:PERSONA
     not-one = fakeplug_persona:LIBRARY
+    as-class = fakeplug_persona:LogTriagePersona
     [itbench_agents.agents]
     error-grepper = fakeplug_triage:make_agent
     """
@@ -135,6 +136,16 @@ def test_the_toy_personas_blind_answers_score_zero(
 
 def test_a_broken_persona_plugin_says_why(fresh: Path) -> None:
     install_example(fresh)
+    with pytest.raises(
+        PluginError, match=r"persona 'as-class' \(plug-in: fake-plugin 0.1\) calls itself 'log-triage'"
+    ):
+        get_persona("as-class")  # the persona's name must be the entry point's
+    import fakeplug_persona  # type: ignore[import-not-found]
+
+    from itbench_agents.harness.personas import _checked
+
+    made = _checked("log-triage", fakeplug_persona.LogTriagePersona, "test")  # a class: instantiated
+    assert not isinstance(made, type) and len(made.library()) == 2
     with pytest.raises(PluginError, match=r"persona 'not-one' \(plug-in: fake-plugin 0.1\) is not a Persona"):
         get_persona("not-one")
     assert "log-triage" in Catalogue.default().library  # the others still load
