@@ -87,7 +87,7 @@ class Catalogue:
             mine = self._library(persona)
             # and the persona's twin scenario files (FinOps' cost incidents, ``scenarios/finops/*.yaml``)
             twin_side = [s for s in self.sre.all() if s.persona == persona]
-            twin_ids = [q for q in ids if any(_sre_hits(s, q) for s in twin_side)]
+            twin_ids = [q for q in ids if any(_hits(s, q) for s in twin_side)]
             lib_ids = [q for q in lib_ids if any(_hits(s, q) for s in mine)]
             stray = [q for q in ids if q not in twin_ids and q not in lib_ids]
             if stray:
@@ -99,7 +99,7 @@ class Catalogue:
             out.extend(self._pick(pool, lib_ids) if lib_ids else ([] if twin_ids else pool))  # ids narrow
             twins = [s for s in twin_side if not suite_tag or suite_tag in s.tags]
             if twin_ids:
-                out.extend(s for s in twins if any(_sre_hits(s, q) for q in twin_ids))
+                out.extend(s for s in twins if any(_hits(s, q) for q in twin_ids))
             elif not lib_ids:
                 out.extend(twins)
             if ids and not out:
@@ -126,15 +126,9 @@ class Catalogue:
         return [s for s in pool if any(_hits(s, q) for q in queries)]
 
 
-def _hits(s: LibraryScenario, q: str) -> bool:
-    """``q`` names ``s``: its id, its bare name, or a glob over either."""
-    return (
-        s.id in (q, f"{s.persona}/{q}") or fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
-    )
-
-
-def _sre_hits(s: Scenario, q: str) -> bool:
-    """``q`` names a scenario of the SRE format: its id, its bare name, or a glob over either."""
+def _hits(s: AnyScenario, q: str) -> bool:
+    """``q`` names ``s`` (a twin scenario file or a library scenario): its id, its bare name, or a
+    glob over either."""
     return (
         s.id in (q, f"{s.persona}/{q}") or fnmatch.fnmatchcase(s.id, q) or fnmatch.fnmatchcase(s.id, "*/" + q)
     )
