@@ -14,6 +14,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..core.agent import Agent
+from ..extras import missing_modules, require_extra
 from .base import AgentConfig
 
 
@@ -28,6 +29,8 @@ class AgentEntry:
     """Why a plug-in's factory does not import (shown by ``agents list``, raised by ``make_agent``)."""
     personas: tuple[str, ...] = ()
     """The personas whose scenarios the agent works on (``itbench run`` refuses others); empty: any."""
+    extra: str | None = None
+    """The package's optional extra the agent needs (``agents``: langgraph, litellm, ...), if any."""
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
@@ -35,9 +38,14 @@ _PLUGINS_LOADED = False
 
 
 def register(
-    name: str, target: str, description: str = "", needs_model: bool = False, personas: tuple[str, ...] = ()
+    name: str,
+    target: str,
+    description: str = "",
+    needs_model: bool = False,
+    personas: tuple[str, ...] = (),
+    extra: str | None = None,
 ) -> None:
-    _REGISTRY[name] = AgentEntry(name, target, description, needs_model, personas=personas)
+    _REGISTRY[name] = AgentEntry(name, target, description, needs_model, personas=personas, extra=extra)
 
 
 register("noop", "itbench_agents.agents.noop:make_agent", "does nothing and reports no incident (a floor)")
@@ -57,6 +65,7 @@ register(
     "LangGraph ReAct SRE agent (needs --model)",
     needs_model=True,
     personas=("sre",),
+    extra="agents",
 )
 register(
     "ciso-react",
@@ -64,6 +73,7 @@ register(
     "LangGraph CISO agent: write or edit a Kyverno policy, lint, deploy, read the reports, reflect (needs --model)",
     needs_model=True,
     personas=("ciso",),
+    extra="agents",
 )
 register(
     "ciso-catalogue",
@@ -77,6 +87,7 @@ register(
     "LangGraph FinOps agent: cost incidents with OpenCost and kubectl (the sre-react graph), anomalies with a sandboxed pandas tool (needs --model)",
     needs_model=True,
     personas=("finops",),
+    extra="agents",
 )
 register(
     "finops-heuristic",
@@ -248,9 +259,9 @@ def entry(name: str) -> AgentEntry:
 
 
 def available(name: str) -> bool:
-    """Whether the agent's module can be imported (its area may not be installed yet)."""
+    """Whether the agent's module can be imported (its area or its optional extra may not be installed)."""
     e = entry(name)
-    if e.load_error:
+    if e.load_error or (e.extra and missing_modules(e.extra)):
         return False
     mod = e.target.split(":")[0]
     try:
@@ -263,6 +274,8 @@ def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
     e = entry(name)
     if e.load_error:
         raise ImportError(e.load_error)
+    if e.extra:
+        require_extra(e.extra, f"agent {name!r}")
     module_name, _, attr = e.target.partition(":")
     module = importlib.import_module(module_name)
     factory = getattr(module, attr)
@@ -272,8 +285,12 @@ def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
 
 def preflight(name: str, config: AgentConfig) -> None:
     """Run the agent module's ``preflight(config)`` if it has one (model string, API key, server
-    reachable...). Raises with one clear message before a run starts."""
-    module_name = entry(name).target.partition(":")[0]
+    reachable...). Raises with one clear message before a run starts (:class:`MissingExtraError`
+    when the agent's optional extra is not installed)."""
+    e = entry(name)
+    if e.extra:
+        require_extra(e.extra, f"agent {name!r}")
+    module_name = e.target.partition(":")[0]
     check = getattr(importlib.import_module(module_name), "preflight", None)
     if callable(check):
         check(config)

@@ -36,6 +36,7 @@ def agents_list(
             "target": e.target,
             "available": available(e.name),
             "needs_model": e.needs_model,
+            "extra": e.extra or "",
             "description": e.load_error or e.description,
             "source": e.source,
         }
@@ -50,7 +51,7 @@ def agents_list(
     for r in rows:
         t.add_row(
             str(r["name"]),
-            "yes" if r["available"] else "no",
+            "yes" if r["available"] else (f"no: needs itbench-agents[{r['extra']}]" if r["extra"] else "no"),
             "yes" if r["needs_model"] else "",
             str(r["source"]),
             str(r["description"]),
@@ -693,10 +694,13 @@ def _preflight(specs: list[AgentSpec]) -> None:
     """One clear error before the run starts: unknown model strings, missing API keys, unreachable
     servers (each agent module decides what it needs)."""
     from ..agents.registry import preflight
+    from ..extras import MissingExtraError
     from ..harness.episode import agent_config_for
 
     for spec in specs:
         try:
             preflight(spec.name, agent_config_for(spec))
+        except MissingExtraError as e:
+            raise _fail(str(e)) from None
         except (ValueError, RuntimeError, OSError, LookupError) as e:
             raise _fail(f"agent {spec.name!r}: {e}") from None

@@ -24,6 +24,13 @@ def serve_script(
     """Answer POST /v1/chat/completions from SCRIPT, turn after turn, starting over after the last
     one, so that runs can follow each other without a restart. Point an agent at it with
     --model openai/test --base-url http://127.0.0.1:PORT/v1."""
+    from ..extras import MissingExtraError, require_extra
+
+    try:
+        require_extra("agents", "`itbench llm serve-script`")
+    except MissingExtraError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
     from .models import ModelConfigError
     from .scripted import load_script
     from .testing_server import OpenAITestServer

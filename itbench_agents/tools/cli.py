@@ -89,10 +89,11 @@ def serve(
     ),
     workdir: Path | None = typer.Option(None, "--workdir", help="Folder kubectl -f may read from."),
 ) -> None:
-    """Serve the tools on stdio for an MCP client."""
+    """Serve the tools on stdio for an MCP client (needs the `mcp` extra; `--tool-model`, `agents`)."""
     from pydantic import ValidationError
 
     from ..core.endpoints import Endpoints
+    from ..extras import MissingExtraError, require_extra
     from .adapters import to_mcp
     from .context import ToolContext
     from .toolsets import ToolSelectionError, check_tools, toolset
@@ -112,6 +113,13 @@ def serve(
         raise typer.BadParameter(str(exc), param_hint="--tools") from None
     if selection.base == "nl2" and not tool_model:
         raise typer.BadParameter("the NL2* tools need --tool-model", param_hint="--tools")
+    try:
+        require_extra("mcp", "`itbench mcp serve`")
+        if tool_model:
+            require_extra("agents", "`itbench mcp serve --tool-model`")
+    except MissingExtraError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     ctx = ToolContext(
         endpoints=eps,
         namespaces=list(namespace),
