@@ -21,10 +21,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from itbench_agents.twin.prometheus.corpus import CORPUS
 from itbench_agents.twin.prometheus.engine import Engine
-from itbench_agents.twin.prometheus.realprom import RealPrometheus
-from itbench_agents.twin.prometheus.synthetic import Scenario, generate
+from itbench_dev.prometheus.corpus import CORPUS
+from itbench_dev.prometheus.realprom import RealPrometheus
+from itbench_dev.prometheus.synthetic import Scenario, generate
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

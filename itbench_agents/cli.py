@@ -10,10 +10,10 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench kyverno ...``                 itbench_agents/twin/addons/kyverno/cli.py
 - ``itbench opa ...``                     itbench_agents/twin/addons/opa/cli.py
-- ``itbench dev ...``                     itbench_agents/dev_cli.py
 
 Importing this module builds nothing: the ``app`` is assembled on first use (``make_app``, through
 the module's ``__getattr__``), and heavy imports (litellm, langgraph) happen inside commands.
+Developer tooling (the PromQL conformance runner) is ``python -m itbench_dev`` in a checkout.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ def _assemble(app: typer.Typer) -> None:
     from .commands.backends import backends_app
     from .commands.run import register as register_harness
     from .commands.scenarios import scenarios_app
-    from .dev_cli import dev_app
     from .llm.cli import llm_app
     from .personas.ciso.host_cli import serve_host
     from .problem.cli import problem_app
@@ -67,7 +66,6 @@ def _assemble(app: typer.Typer) -> None:
     app.add_typer(opa_app, name="opa")
     app.add_typer(llm_app, name="llm")
     app.add_typer(problem_app, name="problem")
-    app.add_typer(dev_app, name="dev")
     register_harness(app)
 
 

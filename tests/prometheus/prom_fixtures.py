@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 from itbench_agents.twin.clock import ManualClock
-from itbench_agents.twin.prometheus.synthetic import Scenario, generate
+from itbench_dev.prometheus.synthetic import Scenario, generate
 
 
 class FakeTwin:

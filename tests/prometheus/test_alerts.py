@@ -16,7 +16,7 @@ from itbench_agents.twin.prometheus.alerts import (
     load_rule_file,
     load_rules,
 )
-from itbench_agents.twin.prometheus.synthetic import Scenario, generate
+from itbench_dev.prometheus.synthetic import Scenario, generate
 
 SC = Scenario()
 T0 = SC.start_s

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from itbench_agents.twin.prometheus.corpus import CORPUS, EDGE_CORPUS
 from itbench_agents.twin.prometheus.engine import Engine
-from itbench_agents.twin.prometheus.realprom import RealPrometheus, binaries
-from itbench_agents.twin.prometheus.synthetic import Scenario, generate
+from itbench_dev.prometheus.corpus import CORPUS, EDGE_CORPUS
+from itbench_dev.prometheus.realprom import RealPrometheus, binaries
+from itbench_dev.prometheus.synthetic import Scenario, generate
 
 pytestmark = pytest.mark.prometheus
 

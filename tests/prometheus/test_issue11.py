@@ -14,7 +14,6 @@ import pytest
 from prom_fixtures import FakeTwin
 
 from itbench_agents.twin.httpserver import Request
-from itbench_agents.twin.prometheus.conformance import run_script
 from itbench_agents.twin.prometheus.engine import Engine
 from itbench_agents.twin.prometheus.hostile import nested
 from itbench_agents.twin.prometheus.labelhash import labels_hash, xxh64
@@ -22,6 +21,7 @@ from itbench_agents.twin.prometheus.limits import MAX_DEPTH, MAX_OPERATORS, utf8
 from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
 from itbench_agents.twin.prometheus.server import make_prometheus_handler
 from itbench_agents.twin.prometheus.values import PromQLError
+from itbench_dev.prometheus.conformance import run_script
 
 
 @pytest.fixture(scope="module")

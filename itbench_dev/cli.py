@@ -1,4 +1,4 @@
-"""``itbench dev``: developer utilities (conformance runners)."""
+"""``python -m itbench_dev``: developer utilities (conformance runners), in a checkout only."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-dev_app = typer.Typer(help="Developer utilities (conformance runners).", no_args_is_help=True)
+dev_app = typer.Typer(
+    help="Developer utilities (conformance runners).", no_args_is_help=True, add_completion=False
+)
+
+
+@dev_app.callback()
+def _group() -> None:
+    """Developer utilities of a checkout (conformance runners); not in the wheel."""
 
 
 @dev_app.command("promql-conformance")
@@ -25,8 +32,9 @@ def promql_conformance(
     from rich.console import Console
     from rich.table import Table
 
-    from .console import print_table
-    from .twin.prometheus.conformance import run_dir, summary
+    from itbench_agents.console import print_table
+
+    from .prometheus.conformance import run_dir, summary
 
     console = Console()
     if not directory.is_dir():

@@ -17,7 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from .memstore import MemorySeriesSource
+from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
+
 from .synthetic import write_openmetrics
 
 

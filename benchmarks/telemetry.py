@@ -1,9 +1,8 @@
-"""Telemetry speed on a real twin: ``python -m itbench_agents.twin.telemetry.bench [APP] [HISTORY_S]``.
+"""Telemetry speed on a real twin: ``uv run python benchmarks/telemetry.py [APP] [HISTORY_S]``.
 
 Prints, for typical selectors over the whole history window at the 15 s scrape grid, the series
 count and the median CPU time (``time.process_time``, robust on a shared machine) of warm
-queries, plus the cold time after a health change; then logs and traces figures. A script under
-``benchmarks/`` can call :func:`main`.
+queries, plus the cold time after a health change; then logs and traces figures.
 """
 
 from __future__ import annotations
@@ -43,9 +42,9 @@ def _cpu_ms(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, Any]:
 
 
 def main(app: str = "otel-demo", history_s: float = 3600.0) -> None:
-    from ..clock import ManualClock
-    from ..instance import Twin
-    from .sources import Matcher, TraceQuery
+    from itbench_agents.twin.clock import ManualClock
+    from itbench_agents.twin.instance import Twin
+    from itbench_agents.twin.telemetry.sources import Matcher, TraceQuery
 
     t = time.process_time()
     twin = Twin.for_app(app, seed=1, clock=ManualClock(), history_s=history_s)

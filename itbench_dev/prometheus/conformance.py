@@ -1,5 +1,5 @@
 """Runner for Prometheus' ``promqltest`` scripts (``load`` / ``clear`` / ``eval``), used by the pytest
-suite and by ``itbench dev promql-conformance DIR``.
+suite and by ``python -m itbench_dev promql-conformance DIR``.
 
 Native-histogram cases are *skipped with a reason* and counted separately; features this float
 engine does not implement (start timestamps) count as failures. Annotation expectations
@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import promql_parser as pp
 
-from ..telemetry.sources import STALE_NAN, is_stale, match_all
-from .engine import Engine, to_matchers
-from .memstore import MemorySeriesSource
-from .values import Labels, PromQLError, QueryResult, label_key
+from itbench_agents.twin.prometheus.engine import Engine, to_matchers
+from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
+from itbench_agents.twin.prometheus.values import Labels, PromQLError, QueryResult, label_key
+from itbench_agents.twin.telemetry.sources import STALE_NAN, is_stale, match_all
 
 _NUM = r"[+-]?(?:0[xX][0-9a-fA-F]+|[Ii]nf(?:inity)?|NaN|nan|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
 _EXPAND = re.compile(rf"^({_NUM})(?:([+-])({_NUM}))?x(\d+)$")
@@ -106,7 +106,7 @@ def split_series(line: str) -> tuple[str, str]:
 def parse_labels(selector: str) -> Labels:
     if re.fullmatch(r"\{\s*\}", selector):
         return {}
-    from .limits import utf8_escapes
+    from itbench_agents.twin.prometheus.limits import utf8_escapes
 
     node = pp.parse(utf8_escapes(selector))  # Go reads \xHH escapes as UTF-8 bytes
     if not isinstance(node, pp.VectorSelector):
@@ -401,8 +401,8 @@ def _compare(case: EvalCase, res: QueryResult) -> str | None:
 def _selects_histograms(expr: str, nh: list[Labels]) -> bool:
     if not nh:
         return False
-    from .durations import rewrite
-    from .extended import mark
+    from itbench_agents.twin.prometheus.durations import rewrite
+    from itbench_agents.twin.prometheus.extended import mark
 
     try:
         node = pp.parse(mark(rewrite(expr)))

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..telemetry.sources import MetricMetadata, is_stale
-from .memstore import MemorySeriesSource
+from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
+from itbench_agents.twin.telemetry.sources import MetricMetadata, is_stale
 
 BUCKETS = [2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000]
 SERVICES = {
