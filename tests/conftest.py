@@ -51,7 +51,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """An xdist worker hands its summary lines to the controller (``workeroutput``)."""
-    from report_stash import REPORT_LINES
+    from support.report_stash import REPORT_LINES
 
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
@@ -70,7 +70,7 @@ class _WorkerLines:
         self.config = config
 
     def pytest_testnodedown(self, node: object, error: object) -> None:
-        from report_stash import REPORT_LINES
+        from support.report_stash import REPORT_LINES
 
         lines = getattr(node, "workeroutput", {}).get("itbench_report_lines", [])
         self.config.stash.setdefault(REPORT_LINES, []).extend(lines)
@@ -78,7 +78,7 @@ class _WorkerLines:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """Print what tests stashed for the summary (so CI output shows, e.g., the PromQL conformance rate)."""
-    from report_stash import REPORT_LINES
+    from support.report_stash import REPORT_LINES
 
     lines = config.stash.get(REPORT_LINES, [])
     if lines:

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-
-from fakes import deployment, service  # noqa: E402
+from support.fakes import deployment, service
 
 
 def broken_shop(ns: str = "shop") -> list[dict]:

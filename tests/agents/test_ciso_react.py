@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ciso_policies import HOST_NETWORK_POLICY
+from support.ciso_policies import HOST_NETWORK_POLICY
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue

@@ -220,7 +220,7 @@ def test_a_healthy_release_beside_a_flag_fault_is_left_alone(env) -> None:  # ty
 def test_error_traces_lead_to_a_ready_callee_that_answers_nothing(env) -> None:  # type: ignore[no-untyped-def]
     """A callee whose pods are Ready but that answers nothing (its release runs the wrong binary)
     is found from the caller's error traces, and its release is the one undone."""
-    from fakes import span
+    from support.fakes import span
 
     _changes_after_deploy(
         env, "set env deployment/frontend LOG_LEVEL=debug", "set env deployment/cart MODE=other"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from episode_records import episode
 from rich.console import Console
+from support.episode_records import episode
 
 from itbench_agents.harness.batch import BatchSummary
 from itbench_agents.harness.progress import BatchProgress

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_folders import ciso_run, fake_sre_run, finops_run
+from support.run_folders import ciso_run, fake_sre_run, finops_run
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PLUGINS = Path(__file__).resolve().parents[1] / "harness" / "plugins"

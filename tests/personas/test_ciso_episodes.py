@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ciso_policies import HOST_NETWORK_POLICY
+from support.ciso_policies import HOST_NETWORK_POLICY
 from typer.testing import CliRunner
 
 from itbench_agents.cli import app

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_stash import REPORT_LINES
+from support.report_stash import REPORT_LINES
 
 from itbench_dev.prometheus.conformance import run_dir, run_script, summary
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from episode_records import episode
+from support.episode_records import episode
 from typer.testing import CliRunner
 
 from itbench_agents.cli import app

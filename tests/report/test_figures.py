@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from episode_records import episode
+from support.episode_records import episode
 
 from itbench_agents.report.figures import pass_at_k_svg, percentile_svg, percentiles, rate_bars_svg
 

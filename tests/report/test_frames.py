@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from episode_records import episode
-from run_folders import ciso_run, finops_run, mixed_sre_run
+from support.episode_records import episode
+from support.run_folders import ciso_run, finops_run, mixed_sre_run
 
 from itbench_agents.harness.batch import start_run
 from itbench_agents.harness.records import AgentSpec, RunConfig, Timing

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
-from run_folders import ciso_run, fake_sre_run, finops_run
+from support.headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
+from support.run_folders import ciso_run, fake_sre_run, finops_run
 
 from itbench_agents.report.build import write_reports
 

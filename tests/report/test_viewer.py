@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from run_folders import ciso_run, finops_run, mixed_sre_run
+from support.headless_chromium import CHROMIUM, PNG, dump_dom, screenshot
+from support.run_folders import ciso_run, finops_run, mixed_sre_run
 
 from itbench_agents.core.events import ModelCall
 from itbench_agents.harness.runfolder import read_episodes

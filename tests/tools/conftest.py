@@ -1,16 +1,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fakes import Env, start_env  # noqa: E402
+from support.fakes import Env, start_env  # noqa: E402
 
 
 @pytest.fixture

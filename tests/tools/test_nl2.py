@@ -69,7 +69,7 @@ def test_nl2kubectl_execution_error_reflected(ctx) -> None:  # type: ignore[no-u
 
 
 def test_nl2traces_checks_names_against_jaeger(ctx, env) -> None:  # type: ignore[no-untyped-def]
-    from fakes import error_trace
+    from support.fakes import error_trace
 
     env.obs.traces = [error_trace()]
     model = FakeToolModel(

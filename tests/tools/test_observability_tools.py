@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fakes import NOW, error_trace
+from support.fakes import NOW, error_trace
 
 from itbench_agents.tools.registry import get_tool
 

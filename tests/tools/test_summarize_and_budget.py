@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from fakes import error_trace, span
+from support.fakes import error_trace, span
 
 from itbench_agents.llm.tokens import count_tokens
 from itbench_agents.tools.budget import cap_observation

@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from episode_records import episode
-
 from itbench_agents.core.task import Limits
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
@@ -15,6 +13,7 @@ from itbench_agents.harness.records import AgentSpec, RunConfig, Timing
 from itbench_agents.harness.runfolder import EpisodeLog
 from itbench_agents.report.frames import PROXIMITY
 from itbench_agents.scenario.registry import ScenarioRegistry
+from support.episode_records import episode
 
 SRE = "sre/ad-failure-flag-v1"
 CONTROL = "sre/control-otel-demo-healthy-v1"
