@@ -1,4 +1,4 @@
-"""The worst-case Prometheus requests of issue 11, shared by ``tests/prometheus/test_hostile.py`` and
+"""The worst-case Prometheus requests of issue 11, shared by ``tests/twin/prometheus/test_hostile.py`` and
 ``benchmarks/kube_api.py``: each must be answered within its budget (the query ``timeout`` for
 evaluations, about nothing for rejections) while the Kubernetes API keeps answering.
 

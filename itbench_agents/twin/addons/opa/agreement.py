@@ -1,5 +1,5 @@
 """How often the twin's Rego engine (regorus) answers what real OPA answers, on a corpus of policies
-and inputs (``itbench opa agreement DIR``; CI prints it for ``tests/opa/agreement/``).
+and inputs (``itbench opa agreement DIR``; CI prints it for ``tests/twin/addons/opa/agreement/``).
 
 The reference is OPA itself, embedded: the Go library of ``opa-golib-python-bindings`` (OPA v1.20),
 whose wheel declares Python ≥ 3.14 although it is plain ctypes, so it cannot be a dependency of this

@@ -1,8 +1,8 @@
 """``itbench opa agreement DIR``: the twin's Rego engine beside real OPA on a corpus of policies and
 inputs (``agreement.py``), one row per comparison and the totals.
 
-    itbench opa agreement tests/opa/agreement               # the table CI prints
-    itbench opa agreement tests/opa/agreement --differences # only the rows where the engines differ
+    itbench opa agreement tests/twin/addons/opa/agreement               # the table CI prints
+    itbench opa agreement tests/twin/addons/opa/agreement --differences # only the rows where the engines differ
 """
 
 from __future__ import annotations

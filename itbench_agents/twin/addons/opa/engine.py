@@ -8,7 +8,7 @@ time limit and a memory limit: a policy that never terminates, or exhausts memor
 native engine is the policy's error (``eval_cancel_error`` / ``eval_internal_error``), never a hang
 or a crash of the caller.
 
-Why regorus: on the corpus of ``tests/opa/agreement`` it answers as OPA does on all but the cases
+Why regorus: on the corpus of ``tests/twin/addons/opa/agreement`` it answers as OPA does on all but the cases
 the README lists, where rego-cpp (``regopy`` 1.5.2), measured first, differed on 17 of 103
 comparisons — among them ITBench's own host-network check (``not`` inside ``every``).
 """

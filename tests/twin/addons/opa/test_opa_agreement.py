@@ -1,5 +1,5 @@
 """The twin's Rego engine against real OPA (the Go library of opa-golib-python-bindings, which
-``.ci/run`` fetches into ~/.cache/itbench/opa-bindings) on ``tests/opa/agreement``."""
+``.ci/run`` fetches into ~/.cache/itbench/opa-bindings) on ``tests/twin/addons/opa/agreement``."""
 
 from __future__ import annotations
 

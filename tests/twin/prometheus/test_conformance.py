@@ -9,7 +9,7 @@ from support.report_stash import REPORT_LINES
 
 from itbench_dev.prometheus.conformance import run_dir, run_script, summary
 
-CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "promql"
+CONFORMANCE = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "promql"
 
 
 def test_upstream_conformance_pass_rate(pytestconfig: pytest.Config) -> None:
@@ -71,7 +71,7 @@ def test_the_cli_prints_json_too(tmp_path) -> None:  # type: ignore[no-untyped-d
     (tmp_path / "inline.test").write_text(SCRIPT)
     res = subprocess.run(
         [sys.executable, "-m", "itbench_dev", "promql-conformance", str(tmp_path), "--json"],
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         capture_output=True,
         text=True,
         timeout=120,

@@ -19,7 +19,7 @@ from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared"
 
 needs_kubectl = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")

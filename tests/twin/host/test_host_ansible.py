@@ -220,7 +220,7 @@ def test_the_controller_runs_sandboxed_and_sees_no_answers(tmp_path: Path) -> No
     secret = tmp_path / "outside" / "answer.txt"
     secret.parent.mkdir()
     secret.write_text("the reference answer")
-    library = Path(__file__).resolve().parents[2] / "scenarios"
+    library = Path(__file__).resolve().parents[3] / "scenarios"
     work = tmp_path / "work"
     work.mkdir()
     (work / "playbook.yml").write_text(PEEK.format(secret=secret, library=library))
