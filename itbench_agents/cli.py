@@ -4,7 +4,7 @@ Each area registers its own commands from its own module, so this file only asse
 
 - ``itbench twin ...``                    itbench_agents/twin/cli.py (``twin host``: personas/ciso/host_cli.py)
 - ``itbench scenarios ...``               itbench_agents/commands/scenarios.py
-- ``itbench backends ...``                itbench_agents/commands/backends.py
+- ``itbench backends|executors ...``      itbench_agents/commands/backends.py
 - ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _assemble(app: typer.Typer) -> None:
-    from .commands.backends import backends_app
+    from .commands.backends import backends_app, executors_app
     from .commands.run import register as register_harness
     from .commands.scenarios import scenarios_app
     from .llm.cli import llm_app
@@ -60,6 +60,7 @@ def _assemble(app: typer.Typer) -> None:
     app.add_typer(twin_app, name="twin")
     app.add_typer(scenarios_app, name="scenarios")
     app.add_typer(backends_app, name="backends")
+    app.add_typer(executors_app, name="executors")
     app.add_typer(mcp_app, name="mcp")
     app.add_typer(tools_app, name="tools")
     app.add_typer(kyverno_app, name="kyverno")

@@ -19,6 +19,9 @@ A package extends itbench-agents without editing it by declaring entry points in
     [project.entry-points."itbench_agents.backends"]
     my-backend = "my_pkg.backend:MyBackend"             # a callable giving a harness.backend.Backend
 
+    [project.entry-points."itbench_agents.executors"]
+    my-executor = "my_pkg.executor:make_executor"       # (ExecutorRequest) -> harness.executors.Executor
+
 Entry points are read when a registry is first asked for its contents, never at import time; every
 process (run workers included) finds the same plug-ins, so a resumed run does too.
 ``ITBENCH_PLUGINS=off`` (or ``0``, ``no``, ``false``) ignores every entry point: built-ins only, as
@@ -29,14 +32,17 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 AGENTS_GROUP = "itbench_agents.agents"
 TOOLS_GROUP = "itbench_agents.tools"
 SCENARIOS_GROUP = "itbench_agents.scenarios"
 PERSONAS_GROUP = "itbench_agents.personas"
 BACKENDS_GROUP = "itbench_agents.backends"
+EXECUTORS_GROUP = "itbench_agents.executors"
 SWITCH_ENV = "ITBENCH_PLUGINS"
 
 
@@ -95,3 +101,60 @@ def load_target(target: str) -> object:
     for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
     return obj
+
+
+@dataclass(frozen=True)
+class NamedTarget:
+    name: str
+    target: str
+    """``module:attribute`` naming a callable."""
+    source: str = "built-in"
+
+
+class UnknownNameError(KeyError):
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        super().__init__(name)
+        self.kind, self.name, self.known = kind, name, known
+
+    def __str__(self) -> str:
+        return f"unknown {self.kind} {self.name!r} (known: {', '.join(self.known)})"
+
+
+class NamedTargets:
+    """A registry of callables by name: the built-ins, then a group's entry points (a plug-in cannot
+    take a built-in's name), and any ``module:attribute`` given directly. Nothing is imported until
+    :meth:`factory` is asked for one."""
+
+    def __init__(self, kind: str, group: str, builtin: dict[str, str]) -> None:
+        self.kind, self.group, self.builtin = kind, group, builtin
+
+    def entries(self) -> list[NamedTarget]:
+        out = [NamedTarget(n, t) for n, t in self.builtin.items()]
+        out += [
+            NamedTarget(p.name, p.value, p.source) for p in plugins(self.group) if p.name not in self.builtin
+        ]
+        return out
+
+    def entry(self, name: str, load: bool = False) -> NamedTarget:
+        """The entry of ``name`` (a registered name, or ``module:attribute``); with ``load``, also that
+        its target imports and is callable (:class:`PluginError` saying why not)."""
+        entries = self.entries()
+        found = next((e for e in entries if e.name == name), None)
+        if found is None and ":" in name:
+            found = NamedTarget(name, name, "module:attribute")
+        if found is None:
+            raise UnknownNameError(self.kind, name, [e.name for e in entries])
+        if load:
+            self.factory(found)
+        return found
+
+    def factory(self, entry: NamedTarget) -> Callable[..., Any]:
+        try:
+            made = load_target(entry.target)
+        except Exception as e:
+            raise PluginError(
+                f"{self.kind} {entry.name!r} ({entry.target}, {entry.source}) does not load: {type(e).__name__}: {e}"
+            ) from e
+        if not callable(made):
+            raise PluginError(f"{self.kind} {entry.name!r} ({entry.target}, {entry.source}) is not callable")
+        return made

@@ -1,5 +1,6 @@
 """``itbench backends list|check``: the backends that can serve an episode's cluster
-(``harness/backends.py``) and the kit each must pass (``harness/backend_check.py``)."""
+(``harness/backends.py``) and the kit each must pass (``harness/backend_check.py``);
+``itbench executors list``: what can run a batch's episodes (``harness/executor_registry.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from typing import Annotated
 
 import typer
 
+from ..plugins import NamedTargets, PluginError
+
 backends_app = typer.Typer(help="Backends that serve the cluster (the twin, plug-ins).", no_args_is_help=True)
+executors_app = typer.Typer(
+    help="Executors that run a batch's episodes (in-process, processes, plug-ins).", no_args_is_help=True
+)
 
 
 @backends_app.command("list")
@@ -16,16 +22,30 @@ def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
 ) -> None:
     """List the backends (built-in and installed plug-ins) and whether each loads here."""
+    from ..harness.backends import REGISTRY
+
+    _list_named(REGISTRY, "backends", as_json)
+
+
+@executors_app.command("list")
+def executors_list_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+) -> None:
+    """List the executors (built-in and installed plug-ins) and whether each loads here."""
+    from ..harness.executor_registry import REGISTRY
+
+    _list_named(REGISTRY, "executors", as_json)
+
+
+def _list_named(registry: NamedTargets, title: str, as_json: bool) -> None:
     from rich.table import Table
 
     from ..console import print_table
-    from ..harness.backends import backend_entry, backends
-    from ..plugins import PluginError
 
     rows = []
-    for e in backends():
+    for e in registry.entries():
         try:
-            backend_entry(e.name, load=True)
+            registry.entry(e.name, load=True)
             problem = ""
         except PluginError as err:
             problem = str(err)
@@ -41,7 +61,7 @@ def list_cmd(
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    t = Table(title="backends")
+    t = Table(title=title)
     for c in ("name", "available", "source", "target"):
         t.add_column(c, overflow="fold")
     for r in rows:
@@ -67,7 +87,6 @@ def check_cmd(
     """Run the backend kit (check_backend) on fresh backends: exit 0 when every check passes."""
     from ..harness.backend_check import check_backend
     from ..harness.backends import UnknownBackendError, backend_entry, make_backend
-    from ..plugins import PluginError
 
     try:
         backend_entry(name, load=True)

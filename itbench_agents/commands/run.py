@@ -247,6 +247,13 @@ def run_cmd(
             envvar="ITBENCH_BACKEND",
         ),
     ] = "twin",
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            help="how episodes run: in-process, processes, processes-shipped, a plug-in's name (itbench executors list) or module:attribute; default: in-process at --concurrency 1, processes above",
+            envvar="ITBENCH_EXECUTOR",
+        ),
+    ] = None,
     churn: Annotated[
         str,
         typer.Option(
@@ -423,6 +430,7 @@ def run_cmd(
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
+        runner = _executor(executor, concurrency, folder)
         manifest, episodes, resumed = start_run(folder, config, registry)
     except (UnknownScenarioError, ScenarioSelectionError, UnknownAgentError, RunFolderError) as e:
         raise _fail(str(e)) from None
@@ -446,6 +454,7 @@ def run_cmd(
                 fail_fast=fail_fast,
                 retry_errors=retry_errors,
                 on_record=progress.update,
+                executor=runner,
             )
     except BatchInterrupted as e:
         left = len(episodes) - already - e.summary.ran
@@ -504,6 +513,17 @@ def score_cmd(
         print(summary.model_dump_json(indent=1))
         return
     print_table(overall_table(summary))
+
+
+def _executor(name: str | None, concurrency: int, folder: Path) -> Any:
+    """The run's executor (``harness/executor_registry.py``), or one clear error before the run starts."""
+    from ..harness.executor_registry import ExecutorRequest, UnknownExecutorError, make_executor
+    from ..plugins import PluginError
+
+    try:
+        return make_executor(name, ExecutorRequest(concurrency=concurrency, run_dir=folder))
+    except (UnknownExecutorError, PluginError) as e:
+        raise _fail(str(e)) from None
 
 
 def _check_backend_choice(backend: str, chosen: list[Any]) -> None:
