@@ -1,5 +1,6 @@
 """The twin as a :class:`~itbench_agents.harness.backend.Backend`: ``Twin.for_app`` on a paused virtual
-clock, served on local ports; the clock fast-forwards, the app's data comes from its behaviour model.
+clock, served on local ports; the clock fast-forwards, the app's data comes from its folder's model
+(``app_data.py``), the user journeys' probe from its behaviour model.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from ..core.endpoints import Endpoints
 from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
+from .app_data import AppData
 from .backend import FAST_FORWARD, FORK, ProvisionRequest
 from .endstate import JourneyState
 
@@ -78,34 +80,20 @@ class TwinBackend:
     def advanced_by_agent_s(self) -> float:
         return advanced_by_agent(self.twin)
 
+    @property
+    def app_data(self) -> AppData:
+        """The app data of the app the twin runs (its folder's model; none for plain manifests)."""
+        return AppData(getattr(self.twin, "app", None))
+
     def call_edges(self, namespace: str) -> list[tuple[str, str, str]]:
-        app = getattr(self.twin, "app", None)
-        behaviour = getattr(app, "behaviour", None)
-        services = getattr(behaviour, "services", None) or {}
-        ns = getattr(app, "namespace", namespace)
-        edges = []
-        for name, svc in services.items():
-            for dep in getattr(svc, "dependencies", {}) or {}:
-                if dep in services:
-                    edges.append((ns, svc.workload or name, services[dep].workload or dep))
-        return edges
+        return self.app_data.call_edges(namespace)
 
     def external_workloads(self) -> set[str]:
-        app = getattr(self.twin, "app", None)
-        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
-        return {svc.workload or name for name, svc in services.items() if svc.external}
+        return self.app_data.external_workloads()
 
     def pipeline_workloads(self) -> list[str]:
         """Workloads of the app's telemetry pipeline (``journeys.yaml``: telemetry.pipeline)."""
-        from ..twin.app.journeys import pipeline_services
-
-        app = getattr(self.twin, "app", None)
-        services = getattr(getattr(app, "behaviour", None), "services", None) or {}
-        out = []
-        for name in pipeline_services(app):
-            svc = services.get(name)
-            out.append(getattr(svc, "workload", None) or name)
-        return out
+        return self.app_data.pipeline_workloads()
 
     def journeys(self) -> list[JourneyState]:
         """The functional probe of every user journey (the twin's behaviour model)."""

@@ -153,3 +153,22 @@ def test_a_finops_cost_incident_on_a_backend_without_the_twin_is_an_environment_
             env.deploy()
     finally:
         env.teardown()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_backend_deploying_the_app_gets_the_twins_app_data_from_the_folder(
+    app: str, tmp_path: Path
+) -> None:
+    """``AppData.load(app)`` (what a backend on a real cluster uses) answers as the running twin."""
+    from itbench_agents.harness.app_data import AppData
+
+    twin = TwinBackend()
+    twin.provision(ProvisionRequest(app=app, seed=1, history_s=600, folder=tmp_path))
+    try:
+        data = AppData.load(app)
+        assert data.call_edges("ns") == twin.call_edges("ns") and data.call_edges("ns")
+        assert data.external_workloads() == twin.external_workloads()
+        assert data.pipeline_workloads() == twin.pipeline_workloads()
+    finally:
+        twin.close()
+    assert AppData(None).call_edges("ns") == [] and AppData(None).pipeline_workloads() == []
