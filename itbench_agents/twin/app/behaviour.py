@@ -63,6 +63,7 @@ from .propagation import LagState, Leak, Propagation, Result, ServiceLoad
 
 if TYPE_CHECKING:
     from ..core import TwinCore as Twin
+    from .front_door import FrontDoor
     from .journeys import JourneyResult
 
 Obj = dict[str, Any]
@@ -646,6 +647,15 @@ class BehaviourModel:
                         False, f"{s} {o}: p95 latency {out.p95:.0f} ms > {b.probe.timeout_ms:.0f} ms"
                     )
             return ProbeResult(True, f"{len(b.probe.operations)} probe request(s) succeeded")
+
+    def front_door(self) -> FrontDoor:
+        """Requests through the API server's service proxy, answered by this model (``front_door.py``)."""
+        from .front_door import FrontDoor
+
+        door: FrontDoor | None = getattr(self, "_front_door", None)
+        if door is None:
+            door = self._front_door = FrontDoor(self)
+        return door
 
     def journeys(self, now: float | None = None) -> list[JourneyResult]:
         """Every user journey of the app probed through the front door (``journeys.py``)."""

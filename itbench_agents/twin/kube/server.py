@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import yaml
 
@@ -28,7 +29,7 @@ from .auth import install as install_auth
 from .auth import reviews as auth_reviews
 from .conversion import needs_conversion, to_served, to_storage
 from .decoding import YamlLimitError, load_yaml, summarize
-from .defaults import apply_defaults
+from .defaults import SERVICES, apply_defaults
 from .errors import ApiError, bad_request, forbidden, invalid, method_not_allowed, not_found, route_not_found
 from .metrics import node_metrics, pod_metrics
 from .openapi import OpenAPI
@@ -89,6 +90,8 @@ class Target:
     name: str | None
     sub: str | None
     watch_prefix: bool = False
+    proxy_path: str | None = None
+    """The path after ``.../proxy`` (a service proxy request)."""
 
 
 def _status_ok(details: Obj | None = None) -> Obj:
@@ -324,13 +327,16 @@ class KubeApiServer:
             raise route_not_found()
         if info.namespaced and namespace is None and len(rest) > 1:
             raise route_not_found()
+        proxy_path = None
+        if len(rest) > 3 and rest[2] == "proxy":  # services/NAME/proxy/PATH...: the rest is the path
+            proxy_path, rest = "/" + "/".join(rest[3:]), rest[:3]
         if len(rest) > 3:
             raise route_not_found()
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if sub is not None and sub not in info.subresources:
             raise route_not_found()
-        return Target(info, namespace, name, sub, watch_prefix)
+        return Target(info, namespace, name, sub, watch_prefix, proxy_path)
 
     # ------------------------------------------------------------------ dispatch
     def _serve(self, req: Request, t: Target) -> Response:
@@ -342,6 +348,8 @@ class KubeApiServer:
             raise ApiError(
                 413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_REQUEST_BYTES}"
             )
+        if t.sub == "proxy" and t.info.gr == SERVICES and t.namespace and t.name:
+            return self._service_proxy(req, t)
         if t.sub in STREAMING_SUBRESOURCES:
             raise ApiError(
                 400,
@@ -1202,6 +1210,21 @@ class KubeApiServer:
         return Response.json(_status_ok(), 201)
 
     # ------------------------------------------------------------------ metrics.k8s.io
+    def _service_proxy(self, req: Request, t: Target) -> Response:
+        """A request to the app through the service proxy (``twin/app/front_door.py``; its refusals are
+        the API server's ``ApiError``)."""
+        assert t.namespace is not None and t.name is not None
+        behaviour = getattr(self.twin, "behaviour", None)
+        if behaviour is None:  # plain manifests: nothing behind any port
+            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{t.name}"')
+        path = t.proxy_path or "/"
+        if req.query:
+            path += "?" + urlencode([(k, v) for k, vs in req.query.items() for v in vs])
+        answer = behaviour.front_door().request(t.namespace, t.name, req.method, path)
+        return Response(
+            answer.status, answer.body.encode(), {"Content-Type": answer.content_type, **answer.headers}
+        )
+
     def _metrics(self, req: Request, t: Target) -> Response:
         now = self.twin.now()
         label_reqs = parse_label_selector(req.arg("labelSelector"))
