@@ -115,3 +115,69 @@ def check_cmd(
             print(r.render())
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+@backends_app.command("probe-agreement")
+def probe_agreement_cmd(
+    suite: Annotated[
+        str, typer.Option("--suite", help="scenarios of this suite (sre, sre:flagd, ...)")
+    ] = "sre",
+    scenario: Annotated[
+        list[str] | None, typer.Option("--scenario", "-s", help="only these scenarios")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of each scenario's twin")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+) -> None:
+    """Does the wire probe (HTTP through the service proxy, consumer lag in Prometheus) agree with the
+    twin's own probe of the user journeys? Each scenario with its fault in place, then mitigated."""
+    from rich.progress import track
+
+    from ..harness.catalogue import Catalogue
+    from ..harness.probe_agreement import probe_agreement
+    from ..scenario.spec import Scenario
+
+    chosen = [
+        s
+        for s in Catalogue.default().select(ids=scenario or [], suite=suite, tags=[])
+        if isinstance(s, Scenario)
+    ]
+    if not chosen:
+        typer.echo("error: no twin scenario matches", err=True)
+        raise typer.Exit(2)
+    results = [probe_agreement(s, seed=seed) for s in track(chosen, description="probing", transient=True)]
+    total = agree = 0
+    rows = []
+    for r in results:
+        for c in r.comparisons:
+            total += len(c.own)
+            agree += len(c.own) - len(c.disagreements)
+            for name in c.disagreements:
+                own, wire = c.details.get(name, ("", ""))
+                rows.append(
+                    {
+                        "scenario": r.scenario,
+                        "state": c.state,
+                        "journey": name,
+                        "own": c.own[name],
+                        "own_detail": own,
+                        "wire_detail": wire,
+                    }
+                )
+    errors = {r.scenario: r.error for r in results if r.error}
+    if as_json:
+        print(
+            json.dumps({"journeys": total, "agree": agree, "disagreements": rows, "errors": errors}, indent=2)
+        )
+    else:
+        for row in rows:
+            typer.echo(
+                f"{row['scenario']} [{row['state']}] {row['journey']}: own {'ok' if row['own'] else 'FAIL'} "
+                f"({row['own_detail']}) / wire ({row['wire_detail']})"
+            )
+        for sid, err in errors.items():
+            typer.echo(f"{sid}: did not run: {err}")
+        typer.echo(
+            f"agreement: {agree}/{total} journey verdicts over {len(results)} scenario(s) "
+            f"(fault in place and mitigated); {len(errors)} did not run"
+        )
+    raise typer.Exit(0 if agree == total and not errors else 1)

@@ -91,6 +91,7 @@ def check_backend(
         run("app data: call graph", lambda: _edges(backend, ns))
         run("app data: telemetry pipeline", lambda: _pipeline(backend, ns))
         run("app data: journeys pass on the healthy app", lambda: _journeys(backend))
+        run("the journeys over the wire (service proxy) agree", lambda: _wire_probe(backend, app, ns))
         run("clock advances", lambda: _clock(backend, caps))
         run("agent turn", lambda: _turn(backend))
         if FORK in caps:
@@ -243,6 +244,20 @@ def _journeys(backend: Backend) -> str:
     failing = [f"{j.name}: {j.detail}" for j in journeys if not j.ok]
     assert not failing, "failing on the healthy app: " + "; ".join(failing)
     return f"{len(journeys)} journey(s) pass"
+
+
+def _wire_probe(backend: Backend, app: str, ns: str) -> str:
+    from .app_data import AppData
+    from .wire_probe import WireProbe
+
+    wire = WireProbe(
+        _client(backend), AppData.load(app), ns, prometheus_url=backend.endpoints.prometheus_url
+    ).journeys()
+    own = {j.name: j.ok for j in backend.journeys()}
+    over_wire = {j.name: j.ok for j in wire}
+    assert over_wire == own, f"over the wire {over_wire}, the backend's own {own}"
+    unchecked = [j.name for j in wire if "not checked" in j.detail]
+    return f"{len(wire)} journey(s) agree" + (f" ({len(unchecked)} with consumers not checked)" if unchecked else "")
 
 
 def _clock(backend: Backend, caps: frozenset[str]) -> str:

@@ -58,6 +58,10 @@ class TelemetrySpec(_Strict):
 class JourneysSpec(_Strict):
     journeys: dict[str, Journey] = Field(default_factory=dict)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    examples: dict[str, str] = Field(
+        default_factory=dict,
+        description="a value for each path parameter of the steps ({productId}) in a real request",
+    )
 
 
 class JourneyResult(BaseModel):
