@@ -257,7 +257,9 @@ def _wire_probe(backend: Backend, app: str, ns: str) -> str:
     over_wire = {j.name: j.ok for j in wire}
     assert over_wire == own, f"over the wire {over_wire}, the backend's own {own}"
     unchecked = [j.name for j in wire if "not checked" in j.detail]
-    return f"{len(wire)} journey(s) agree" + (f" ({len(unchecked)} with consumers not checked)" if unchecked else "")
+    return f"{len(wire)} journey(s) agree" + (
+        f" ({len(unchecked)} with consumers not checked)" if unchecked else ""
+    )
 
 
 def _clock(backend: Backend, caps: frozenset[str]) -> str:

@@ -99,9 +99,14 @@ class WireProbe:
         started = time.monotonic()
         try:
             m, url, headers, body, post = self.kube.param_serialize(
-                method=method, resource_path=resource, header_params={"Accept": "*/*"}, auth_settings=["BearerToken"]
+                method=method,
+                resource_path=resource,
+                header_params={"Accept": "*/*"},
+                auth_settings=["BearerToken"],
             )
-            resp = self.kube.call_api(m, url, header_params=headers, body=body, post_params=post, _request_timeout=30)
+            resp = self.kube.call_api(
+                m, url, header_params=headers, body=body, post_params=post, _request_timeout=30
+            )
             resp.read()
             status, answer_headers = resp.status, dict(resp.getheaders() or {})
             text = (resp.data or b"").decode("utf-8", "replace")

@@ -13,107 +13,31 @@ import math
 import re
 import threading
 import time
-from datetime import datetime
 from typing import Any
 
 import promql_parser as pp  # noqa: E402,I001 - after local imports for readability of the API part
 
 from ..httpserver import Handler, Request, Response
 from ..telemetry.sources import Matcher, SeriesSource
-from .engine import Engine, binding_failed, parse, to_matchers
+from .api_params import (
+    DEFAULT_TIMEOUT_S,
+    MAX_CONCURRENT_QUERIES,
+    MAX_SAMPLES,
+    MAX_TIMEOUT_S,
+    ApiError,
+    error_response,
+    parse_duration_param,
+    parse_time,
+    success,
+    with_query_prefix,
+)
+from .engine import Engine, parse, to_matchers
 from .limits import MAX_FORM_BYTES, check_query
 from .memstore import LockedSource, MemorySeriesSource
 from .status import BUILD_INFO
 from .values import PromQLError, label_key, success_chunks
 
-DEFAULT_TIMEOUT_S = 10.0
-MAX_TIMEOUT_S = 30.0
-MAX_CONCURRENT_QUERIES = 2  # evaluations at once; more wait (a Python engine shares one GIL)
-MAX_SAMPLES = 5_000_000  # Prometheus' default is 50M; the twin evaluates in Python (see README)
 FLOOR_MARGIN_MS = 3_600_000
-MIN_TIME_S = -9223372036854775.808 / 1000 * 1000  # Prometheus' minTime, in seconds
-MAX_TIME_S = 9223372036854775.807
-STATUS = {
-    "bad_data": 400,
-    "execution": 422,
-    "timeout": 503,
-    "canceled": 503,
-    "internal": 500,
-    "not_found": 404,
-}
-
-
-class ApiError(Exception):
-    def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.message = message
-
-
-def error_response(error_type: str, message: str) -> Response:
-    return Response.json(
-        {"status": "error", "errorType": error_type, "error": message}, STATUS.get(error_type, 500)
-    )
-
-
-def success(data: Any, warnings: list[str] | None = None, infos: list[str] | None = None) -> Response:
-    body: dict[str, Any] = {"status": "success", "data": data}
-    if warnings:
-        body["warnings"] = warnings
-    if infos:
-        body["infos"] = infos
-    return Response.json(body)
-
-
-MAX_ABS_TIME_S = 1e13  # ±317,000 years around 1970: beyond, timestamps are refused as unparsable
-
-
-def parse_time(value: str, param: str) -> float:
-    """Prometheus' ``parseTime``: unix seconds (float) or RFC3339."""
-    v = value.strip()
-    try:
-        t = float(v)
-        if math.isnan(t) or math.isinf(t) or abs(t) > MAX_ABS_TIME_S:
-            raise ValueError
-        return t
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-        if dt.tzinfo is not None:
-            return dt.timestamp()
-    except ValueError:
-        pass
-    if v in ("-292273086-05-16T16:47:06Z", "292277025-08-18T07:12:54.999999999Z"):
-        return MIN_TIME_S if v.startswith("-") else MAX_TIME_S
-    raise ApiError("bad_data", f'invalid parameter "{param}": cannot parse "{value}" to a valid timestamp')
-
-
-def parse_duration_param(value: str, param: str) -> float:
-    """Prometheus' ``parseDuration``: float seconds or a duration string."""
-    v = value.strip()
-    try:
-        d = float(v)
-        if math.isnan(d) or math.isinf(d):
-            raise ValueError
-        if d * 1000 > 9.2e18:
-            raise ApiError(
-                "bad_data",
-                f'invalid parameter "{param}": cannot parse "{value}" to a valid duration. It overflows int64',
-            )
-        return d
-    except ValueError:
-        pass
-    try:
-        if not re.fullmatch(r"(\d+(ms|s|m|h|d|w|y))+", v):
-            raise ValueError
-        return pp.parse_duration(v).total_seconds()
-    except BaseException as exc:  # noqa: BLE001 - the Rust binding may raise non-ValueError
-        if not binding_failed(exc):
-            raise
-        raise ApiError(
-            "bad_data", f'invalid parameter "{param}": cannot parse "{value}" to a valid duration'
-        ) from None
 
 
 def _ms(t: float) -> int:
@@ -249,7 +173,7 @@ class PrometheusApi:
     def _queued(self, engine: Engine, run: Any, query: str) -> Any:
         """Run an evaluation with at most :data:`MAX_CONCURRENT_QUERIES` at a time (Prometheus'
         ``--query.max-concurrency``); waiting in the queue counts against the query's timeout."""
-        _with_query_prefix(lambda: check_query(query))  # limits refuse at once, without queueing
+        with_query_prefix(lambda: check_query(query))  # limits refuse at once, without queueing
         t0 = time.monotonic()
         budget = engine.timeout_s
         if not self._slots.acquire(timeout=budget if budget else None):
@@ -273,7 +197,7 @@ class PrometheusApi:
                 "bad_data", 'invalid parameter "query": 1:1: parse error: no expression found in input'
             )
         # no twin.lock here: the source takes it around each (per-metric) data fetch only
-        res = self._queued(engine, lambda: _with_query_prefix(lambda: engine.instant(q, _ms(t))), q)
+        res = self._queued(engine, lambda: with_query_prefix(lambda: engine.instant(q, _ms(t))), q)
         return Response(200, success_chunks(res, engine.deadline), {"Content-Type": "application/json"})
 
     def query_range(self, req: Request) -> Response:
@@ -310,7 +234,7 @@ class PrometheusApi:
             )
         res = self._queued(
             engine,
-            lambda: _with_query_prefix(lambda: engine.range(q, _ms(start), _ms(end), max(1, _ms(step)))),
+            lambda: with_query_prefix(lambda: engine.range(q, _ms(start), _ms(end), max(1, _ms(step)))),
             q,
         )
         return Response(200, success_chunks(res, engine.deadline), {"Content-Type": "application/json"})
@@ -607,15 +531,6 @@ def _decode_u(name: str) -> str:
     """Prometheus' ``U__`` label-name escaping (``U__a_2e_b`` → ``a.b``)."""
     body = name[3:]
     return re.sub(r"_([0-9a-fA-F]+)_", lambda m: chr(int(m.group(1), 16)), body).replace("__", "_")
-
-
-def _with_query_prefix(run: Any) -> Any:
-    try:
-        return run()
-    except PromQLError as exc:
-        if exc.error_type == "bad_data" and not exc.message.startswith("invalid parameter"):
-            raise PromQLError(f'invalid parameter "query": {exc.message}', "bad_data") from None
-        raise
 
 
 def make_prometheus_handler(twin: Any) -> Handler:

@@ -7,16 +7,33 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..httpserver import Request, Response
-from ..telemetry.sources import Matcher
+from ..telemetry.sources import Matcher, SeriesSource
 from .values import PromQLError, fmt_float, stale_mask
 
-if TYPE_CHECKING:
-    from .server import PrometheusApi
+
+class PrometheusApi(Protocol):
+    """What the status endpoints read of the API that serves them (``server.PrometheusApi``)."""
+
+    twin: Any
+
+    def source(self) -> SeriesSource: ...
+
+    def _form(self, req: Request) -> dict[str, list[str]]: ...
+
+    @staticmethod
+    def _one(form: dict[str, list[str]], name: str) -> str | None: ...
+
+    def _floor_ms(self) -> int | None: ...
+
+    def _match_sets(self, form: dict[str, list[str]], required: bool) -> list[list[Matcher]]: ...
+
+    def _up_targets(self) -> list[tuple[dict[str, str], float]]: ...
+
 
 VERSION = "3.14.0"
 BUILD_INFO = {
@@ -34,8 +51,8 @@ FEATURES = (
 
 
 def flags(api: PrometheusApi) -> dict[str, str]:
+    from .api_params import DEFAULT_TIMEOUT_S, MAX_CONCURRENT_QUERIES, MAX_SAMPLES
     from .limits import MAX_QUERY_BYTES
-    from .server import DEFAULT_TIMEOUT_S, MAX_CONCURRENT_QUERIES, MAX_SAMPLES
 
     return {
         "config.file": "/etc/prometheus/prometheus.yml",
@@ -130,7 +147,7 @@ def tsdb(api: PrometheusApi, req: Request) -> dict[str, Any]:
         if limit < 1:
             raise ValueError
     except ValueError:
-        from .server import ApiError
+        from .api_params import ApiError
 
         raise ApiError("bad_data", f"limit must be a positive number: {lim}") from None
     now_ms = int(round(float(api.twin.now()) * 1000))
@@ -175,27 +192,27 @@ def tsdb(api: PrometheusApi, req: Request) -> dict[str, Any]:
 
 
 def format_query(api: PrometheusApi, req: Request) -> str:
+    from .api_params import with_query_prefix
     from .engine import parse
     from .limits import check_query
-    from .server import _with_query_prefix
 
     q = api._one(api._form(req), "query") or ""
     if not q.strip():
-        from .server import ApiError
+        from .api_params import ApiError
 
         raise ApiError(
             "bad_data", 'invalid parameter "query": 1:1: parse error: no expression found in input'
         )
-    node = _with_query_prefix(lambda: (check_query(q), parse(q))[1])
+    node = with_query_prefix(lambda: (check_query(q), parse(q))[1])
     return str(node.prettify())
 
 
 def query_exemplars(api: PrometheusApi, req: Request) -> list[Any]:
     """The twin records no exemplars: a valid query answers an empty list, like a Prometheus
     without exemplar storage."""
+    from .api_params import ApiError, parse_time, with_query_prefix
     from .engine import parse
     from .limits import check_query
-    from .server import ApiError, _with_query_prefix, parse_time
 
     form = api._form(req)
     q = api._one(form, "query") or ""
@@ -208,14 +225,14 @@ def query_exemplars(api: PrometheusApi, req: Request) -> list[Any]:
         raise ApiError(
             "bad_data", 'invalid parameter "query": 1:1: parse error: no expression found in input'
         )
-    _with_query_prefix(lambda: (check_query(q), parse(q)))
+    with_query_prefix(lambda: (check_query(q), parse(q)))
     return []
 
 
 def federate(api: PrometheusApi, req: Request) -> Response:
     """``/federate?match[]=...``: the latest sample (within the 5 m lookback) of every matched
     series, in the text exposition format with timestamps, grouped by metric name."""
-    from .server import ApiError
+    from .api_params import ApiError
 
     form = api._form(req)
     try:

@@ -102,7 +102,9 @@ def test_requests_through_the_proxy_agree_with_the_journeys_probe(app: str) -> N
         from itbench_agents.twin.app.journeys import journeys_spec
 
         steps = {
-            n: j.steps[0] for n, j in journeys_spec(twin.app).journeys.items() if len(j.steps) == 1 and not j.consumers
+            n: j.steps[0]
+            for n, j in journeys_spec(twin.app).journeys.items()
+            if len(j.steps) == 1 and not j.consumers
         }
         assert steps
 

@@ -144,7 +144,7 @@ def test_time_budget_is_a_timeout_error(twin: Any) -> None:
     with pytest.raises(PromQLError) as exc:
         ev.eval(promql_parser.parse("up"), np.array([0], dtype=np.int64))
     assert exc.value.error_type == "timeout"
-    from itbench_agents.twin.prometheus.server import STATUS
+    from itbench_agents.twin.prometheus.api_params import STATUS
 
     assert STATUS["timeout"] == 503
 

@@ -74,8 +74,8 @@ def auth_state(twin: Any) -> AuthState:
             state = getattr(twin, "_kube_auth", None)
             if state is None:
                 install_defaults(twin.store, getattr(twin, "created_at", twin.now()))
-                install_checks(twin)
                 state = AuthState(twin)
+                install_checks(twin, state.rbac)
                 twin._kube_auth = state
     return state  # type: ignore[no-any-return]
 

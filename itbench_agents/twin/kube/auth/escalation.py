@@ -21,7 +21,7 @@ from typing import Any
 from ....k8s.kinds import GroupResource
 from ..errors import ApiError, not_found
 from ..store import Obj
-from .rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, rule_allows
+from .rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, Rbac, rule_allows
 from .users import Attributes, UserInfo, is_admin
 
 _local = threading.local()
@@ -112,10 +112,14 @@ def _refuse(gr: GroupResource, name: str, user: UserInfo, missing: list[Obj]) ->
     return ApiError(403, "Forbidden", msg, {"name": name, "group": gr.group, "kind": gr.resource})
 
 
-def check(twin: Any, gr: GroupResource, obj: Obj) -> list[tuple[str, str, str]]:
-    """Validator: raise the 403 when the request's user would grant more than they hold."""
-    from . import auth_state, authorize
+def _allowed(twin: Any, rbac: Rbac, user: UserInfo, attrs: Attributes) -> bool:
+    """RBAC's answer for a user who is not an admin (``check`` returns early for admins)."""
+    with twin.lock:
+        return rbac.authorize(user, attrs)[0]
 
+
+def check(twin: Any, gr: GroupResource, obj: Obj, rbac: Rbac) -> list[tuple[str, str, str]]:
+    """Validator: raise the 403 when the request's user would grant more than they hold."""
     user = request_user_of_thread()
     if user is None or is_admin(user):
         return []
@@ -124,9 +128,8 @@ def check(twin: Any, gr: GroupResource, obj: Obj) -> list[tuple[str, str, str]]:
     ns = str(meta.get("namespace") or getattr(_local, "namespace", "") or "")
     if gr not in (ROLES, ROLE_BINDINGS):
         ns = ""
-    rbac = auth_state(twin).rbac
     if gr in (ROLES, CLUSTER_ROLES):
-        if authorize(twin, user, Attributes.resource_attrs("escalate", gr.resource, namespace=ns, api_group=gr.group, name=name))[0]:  # fmt: skip
+        if _allowed(twin, rbac, user, Attributes.resource_attrs("escalate", gr.resource, namespace=ns, api_group=gr.group, name=name)):  # fmt: skip
             return []
         if gr == CLUSTER_ROLES and obj.get("aggregationRule"):
             owner = rbac.rules_for(user, "")[0]
@@ -147,7 +150,7 @@ def check(twin: Any, gr: GroupResource, obj: Obj) -> list[tuple[str, str, str]]:
         bind = Attributes.resource_attrs(
             "bind", ref_gr.resource, namespace=ns, api_group=gr.group, name=ref_name
         )
-        if authorize(twin, user, bind)[0]:
+        if _allowed(twin, rbac, user, bind):
             return []
         role = twin.store.get(ref_gr, ns if ref_kind == "Role" else "", ref_name)
         if role is None:
@@ -165,8 +168,8 @@ def check(twin: Any, gr: GroupResource, obj: Obj) -> list[tuple[str, str, str]]:
     return []
 
 
-def install_checks(twin: Any) -> None:
-    """Register :func:`check` as a validator of the RBAC resources of ``twin`` (once)."""
+def install_checks(twin: Any, rbac: Rbac) -> None:
+    """Register :func:`check` (over ``rbac``, the twin's) as a validator of the RBAC resources of ``twin`` (once)."""
     validators = getattr(twin, "validators", None)
     if not isinstance(validators, dict):
         return
@@ -175,7 +178,7 @@ def install_checks(twin: Any) -> None:
         if not any(getattr(c, "_itbench_escalation", False) for c in checks):
 
             def validator(obj: Obj, gr: GroupResource = gr) -> list[tuple[str, str, str]]:
-                return check(twin, gr, obj)
+                return check(twin, gr, obj, rbac)
 
             validator._itbench_escalation = True  # type: ignore[attr-defined]
             checks.append(validator)
