@@ -3,12 +3,11 @@ stack only behind its extras. The wheel is built here with `uv build`, as a rele
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
+from support.uv_offline import uv_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,21 +26,8 @@ DEV_TOOLING = (
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH (the README's set-up installs it)")
     out = tmp_path_factory.mktemp("wheel")
-    got = subprocess.run(
-        [uv, "build", "--wheel", "--offline", "-q", "-o", str(out), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if got.returncode and "network" in got.stderr.lower():
-        pytest.skip(
-            f"the build backend (hatchling) is not in uv's cache and there is no network: {got.stderr[-300:]}"
-        )
-    assert got.returncode == 0, got.stderr
+    uv_offline("build", "--wheel", "-q", "-o", str(out), str(ROOT))
     (path,) = out.glob("itbench_agents-*.whl")
     return zipfile.ZipFile(path)
 

@@ -18,6 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from support.uv_offline import uv, uv_offline
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "examples" / "plugin"
@@ -26,12 +27,9 @@ SCENARIO = "sre/hotel-search-scaled-to-zero-v1"
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH (the README's set-up installs it)")
     root = tmp_path_factory.mktemp("plugin-venv")
     env_dir = root / "venv"
-    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(env_dir)], check=True, timeout=60)
+    subprocess.run([uv(), "venv", "-q", "--python", sys.executable, str(env_dir)], check=True, timeout=60)
     py = env_dir / "bin" / "python"
     site = subprocess.run(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -44,17 +42,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Path(site, "_itbench_checkout.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     src = root / "plugin"
     shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
-    got = subprocess.run(
-        [uv, "pip", "install", "--offline", "--no-deps", "--python", str(py), str(src)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if got.returncode and "network" in got.stderr.lower():
-        pytest.skip(
-            f"the plug-in's build backend (hatchling) is not in uv's cache and there is no network: {got.stderr[-300:]}"
-        )
-    assert got.returncode == 0, got.stderr
+    uv_offline("pip", "install", "--no-deps", "--python", str(py), str(src), timeout=120)
     return py
 
 
