@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..k8s.quantity import parse_quantity
+from ..k8s.times import parse_rfc3339
 
 Obj = dict[str, Any]
 
@@ -142,3 +143,14 @@ class DefaultRuntime:
         cpu = parse_quantity(req.get("cpu") or lim.get("cpu") or "10m") / 2
         mem = parse_quantity(req.get("memory") or lim.get("memory") or "64Mi") / 2
         return ResourceUsage(cpu, mem)
+
+
+def started_at(pod: dict[str, Any], name: str, init: bool, now: float) -> float:
+    """When container ``name`` (an init container with ``init``) started running (``now`` if it is not running)."""
+    key = "initContainerStatuses" if init else "containerStatuses"
+    for cs in pod.get("status", {}).get(key) or []:
+        if cs.get("name") == name:
+            ts = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+            if ts:
+                return parse_rfc3339(ts)
+    return now

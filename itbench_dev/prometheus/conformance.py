@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import promql_parser as pp
 
-from itbench_agents.twin.prometheus.engine import Engine, to_matchers
+from itbench_agents.twin.prometheus.engine import Engine
 from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
+from itbench_agents.twin.prometheus.syntax import to_matchers
 from itbench_agents.twin.prometheus.values import Labels, PromQLError, QueryResult, label_key
 from itbench_agents.twin.telemetry.sources import STALE_NAN, is_stale, match_all
 

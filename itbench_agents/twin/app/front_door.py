@@ -22,15 +22,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..controllers.kinds import ENDPOINTS, SERVICES
 from ..kube.errors import ApiError, not_found
-from .journeys import front_door_error
+from .journeys import BehaviourModel, front_door_error
 from .propagation import Propagation
-
-if TYPE_CHECKING:
-    from .behaviour import BehaviourModel
 
 GOLDEN = 0.6180339887498949
 """The golden ratio's fractional part: request k of an operation fails when frac(k × GOLDEN) < ratio."""

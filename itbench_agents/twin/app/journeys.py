@@ -22,17 +22,32 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from .network import connect
-from .propagation import Propagation
+from .propagation import LagState, Leak, Propagation
 
 if TYPE_CHECKING:
-    from .behaviour import BehaviourModel
+    from ..core import TwinCore
+    from ..faults.effects import Effects
+    from .cluster import ClusterView
     from .model import AppModel
+
+
+class BehaviourModel(Protocol):
+    """What probing the journeys (here and ``front_door.py``) reads of the app's behaviour model
+    (``behaviour.BehaviourModel``, which calls them)."""
+
+    twin: TwinCore
+    app: AppModel
+    lags: dict[str, LagState]
+    leaks: dict[tuple[str, str], Leak]
+
+    def _view_and_effects(self, now: float) -> tuple[ClusterView, Effects]: ...
+
 
 JOURNEYS_FILE = "journeys.yaml"
 

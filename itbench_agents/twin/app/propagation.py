@@ -509,7 +509,7 @@ class Propagation:
         """Memory a leak has added so far, averaged over the service's running pods (capped at the limit)."""
         if not self.serving[s]:
             return 0.0
-        from ..faults.containers import started_at
+        from ..runtime import started_at
 
         out = []
         base = self.b.services[s].resources.memory + ld.extra_memory

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...k8s.kinds import CHAOS_MESH_GROUP, CHAOS_MESH_KINDS, CHAOS_MESH_VERSION, GroupResource
 from ...k8s.times import parse_rfc3339
 from ..controllers.kinds import PODS
-
-if TYPE_CHECKING:
-    from ..app.cluster import ClusterView
+from ..kube.store import ObjectStore
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
+
+
+class StoreView(Protocol):
+    """What :func:`picked` reads of a cluster view (``app/cluster.py``'s ``ClusterView``); the picks
+    are cached in its ``__dict__``."""
+
+    store: ObjectStore
+
 
 GROUP, VERSION, KINDS = CHAOS_MESH_GROUP, CHAOS_MESH_VERSION, CHAOS_MESH_KINDS
 EXPERIMENT_KINDS = [k for k in KINDS if k != "Schedule"]
@@ -464,7 +470,7 @@ def picked_pods(ch: ActiveChaos, pods: list[Obj]) -> list[Obj]:
     return pick(ch, [p for p in pods if selects(ch, p) and not p["metadata"].get("deletionTimestamp")])
 
 
-def picked(view: ClusterView, ch: ActiveChaos, pod: Obj) -> bool:
+def picked(view: StoreView, ch: ActiveChaos, pod: Obj) -> bool:
     """Whether ``ch`` acts on ``pod`` (the picks are cached per experiment on ``view``)."""
     if not selects(ch, pod):
         return False

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ...k8s.quantity import parse_quantity, quantity
-from ...k8s.times import parse_rfc3339
 from ...paths import scenarios_dir
-from ..runtime import ContainerVerdict
+from ..runtime import ContainerVerdict, started_at
 from .shell import Program, container_program, has_executable, image_argv, mounted_paths
 
 if TYPE_CHECKING:
@@ -111,16 +110,6 @@ def node_arch(node: Obj | None) -> str:
         or (node.get("status", {}).get("nodeInfo") or {}).get("architecture")
         or "amd64"
     )
-
-
-def started_at(pod: Obj, name: str, init: bool, now: float) -> float:
-    key = "initContainerStatuses" if init else "containerStatuses"
-    for cs in pod.get("status", {}).get(key) or []:
-        if cs.get("name") == name:
-            ts = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
-            if ts:
-                return parse_rfc3339(ts)
-    return now
 
 
 @dataclass

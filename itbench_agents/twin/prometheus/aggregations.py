@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .evaluator import Evaluator
 from .values import LabelKey, Labels, PromQLError, Vector, VSeries, fmt_label_value, label_key
-
-if TYPE_CHECKING:
-    from .engine import Evaluator
 
 LABEL_NAME_RX = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -310,8 +308,8 @@ def _limit_ratio(
     """Prometheus 3 ``limit_ratio``: a series is kept at a step when ``hash(labels) / MaxUint64`` is
     below the ratio (or, for a negative ratio r, at least ``1 + r``); ratios beyond ±1 are capped
     with a warning."""
-    from .engine import go_g
     from .labelhash import labels_hash
+    from .syntax import go_g
 
     ratios = np.array(r_vals, dtype=np.float64)
     if np.isnan(ratios).any():

@@ -28,9 +28,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..telemetry.sources import STALE_NAN, Matcher, MetricMetadata, Series, SeriesSource, match_all
-from .engine import Engine, binding_failed, parse
+from .engine import Engine
 from .memstore import MemorySeriesSource
 from .subquery_cache import SubqueryCache
+from .syntax import binding_failed, parse
 from .values import LabelKey, Labels, PromQLError, label_key
 
 RESOLVED_RETENTION_S = 15 * 60.0

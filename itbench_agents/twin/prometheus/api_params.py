@@ -12,7 +12,7 @@ from typing import Any
 import promql_parser as pp
 
 from ..httpserver import Response
-from .engine import binding_failed
+from .syntax import binding_failed
 from .values import PromQLError
 
 DEFAULT_TIMEOUT_S = 10.0

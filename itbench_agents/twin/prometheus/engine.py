@@ -15,10 +15,8 @@ for evaluation errors, ``timeout`` when the query exceeds its time budget).
 
 from __future__ import annotations
 
-import math
-import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -29,7 +27,17 @@ from ..telemetry.sources import Matcher, SeriesSource
 from .limits import MAX_DEPTH, Budget, Locator, active, check_query, checkpoint, utf8_escapes
 from .parse_errors import check_call_types
 from .subquery_cache import SubqueryCache, inner_text
+from .syntax import (
+    ename,
+    go_g,
+    parse,
+    raw_matchers,
+    selector_ext,
+    td_ms,
+    to_matchers,
+)
 from .values import (
+    NAME_LABELS,
     LabelKey,
     Labels,
     PromQLError,
@@ -41,8 +49,11 @@ from .values import (
     Value,
     Vector,
     VSeries,
+    finalize_names,
     label_key,
     labels_str,
+    merge_series,
+    sig_str,
     stale_mask,
 )
 
@@ -50,135 +61,9 @@ DEFAULT_LOOKBACK_MS = 300_000
 DEFAULT_SUBQUERY_STEP_MS = 60_000
 MAX_POINTS_PER_SERIES = 11_000
 
-_MATCH_OPS = {"Equal": "=", "NotEqual": "!=", "Re": "=~", "NotRe": "!~"}
 ARITH_OPS = {"+", "-", "*", "/", "%", "^", "atan2"}
 CMP_OPS = {"==", "!=", ">", "<", ">=", "<="}
 SET_OPS = {"and", "or", "unless"}
-NAME_LABELS = ("__name__", "__type__", "__unit__")  # dropped together (type-and-unit labels)
-
-
-def ename(x: Any) -> str:
-    """Variant name of a promql-parser enum value (``MatchOp.Equal`` → ``Equal``)."""
-    return str(x).rsplit(".", 1)[-1]
-
-
-def go_g(v: float) -> str:
-    """Go's ``%g`` of a float (``NaN``, ``+Inf``, ``1.1``, ``1e+06``)."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    return f"{v:g}"
-
-
-def td_ms(td: timedelta | None) -> int:
-    if td is None:
-        return 0
-    return (td.days * 86_400_000) + td.seconds * 1000 + td.microseconds // 1000
-
-
-def binding_failed(exc: BaseException) -> bool:
-    """Whether ``exc``, raised inside a promql-parser call, is the binding's own failure: an
-    ``Exception`` or pyo3's ``PanicException`` (a BaseException). Anything else — Ctrl-C, SIGTERM's
-    exception, ``SystemExit`` — only happened to arrive during the call and must propagate."""
-    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
-
-
-def parse(query: str) -> Any:
-    """Parse with promql-parser; syntax errors become ``bad_data`` errors in Prometheus' wording,
-    with ``line:col`` positions (``parse_errors.translate``)."""
-    try:
-        return pp.parse(utf8_escapes(query))
-    except BaseException as exc:  # the Rust binding may raise ValueError or a panic exception
-        if not binding_failed(exc):
-            raise
-        from .parse_errors import translate
-
-        raise PromQLError(translate(query, str(exc)), "bad_data") from None
-
-
-def go_regex(pattern: str) -> str:
-    """Rewrite RE2 syntax Python's ``re`` lacks: inline flags like ``(?i)`` not at the start of the
-    pattern apply to the rest of their group in RE2 → ``(?i:...)`` scoped groups."""
-    if "(?" not in pattern[1:]:
-        return pattern
-    out: list[str] = []
-    i = 0
-    opened: list[int] = []  # extra ')' to emit when the enclosing group closes, per depth
-    depth_extra = [0]
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if c == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            out.append(pattern[i : j + 1])
-            i = j + 1
-            continue
-        m = re.match(r"\(\?([imsU]+)\)", pattern[i:])
-        if m and i > 0:
-            flags = m.group(1).replace("U", "")
-            out.append(f"(?{flags}:" if flags else "(?:")
-            depth_extra[-1] += 1
-            i += m.end()
-            continue
-        if c == "(":
-            depth_extra.append(0)
-            opened.append(i)
-        elif c == ")" and len(depth_extra) > 1:
-            out.append(")" * depth_extra.pop())
-        out.append(c)
-        i += 1
-    out.append(")" * depth_extra[0])
-    return "".join(out)
-
-
-def _matcher(m: Any) -> Matcher:
-    op = _MATCH_OPS[ename(m.op)]
-    value = go_regex(m.value) if op in ("=~", "!~") else m.value
-    return Matcher(m.name, op, value)  # type: ignore[arg-type]
-
-
-def _matcher_groups(vs: Any, conv: Callable[[Any], Matcher]) -> list[list[Matcher]]:
-    """The matcher sets of a vector selector (several only with ``or`` matchers), each matcher
-    converted by ``conv`` and the metric name prepended as ``__name__="..."``."""
-    from .extended import split_ext
-
-    base = [conv(m) for m in split_ext(list(vs.matchers.matchers))[0]]
-    if vs.name:
-        base.insert(0, Matcher("__name__", "=", vs.name))
-    groups = [base]
-    for alt in vs.matchers.or_matchers or []:
-        g = [conv(m) for m in alt]
-        if vs.name:
-            g.insert(0, Matcher("__name__", "=", vs.name))
-        groups.append(g)
-    if vs.matchers.or_matchers and not vs.matchers.matchers:
-        groups = groups[1:]
-    return groups
-
-
-def raw_matchers(vs: Any) -> list[list[Matcher]]:
-    """Like :func:`to_matchers` but with regexes exactly as written (RE2 syntax)."""
-    return _matcher_groups(vs, lambda m: Matcher(m.name, _MATCH_OPS[ename(m.op)], m.value))  # type: ignore[arg-type]
-
-
-def selector_ext(vs: Any) -> str | None:
-    """The extended-selector modifier (``anchored``/``smoothed``) carried by a selector, if any."""
-    from .extended import split_ext
-
-    return split_ext(list(vs.matchers.matchers))[1]
-
-
-def to_matchers(vs: Any) -> list[list[Matcher]]:
-    """The matcher sets of a vector selector (several only with ``or`` matchers)."""
-    return _matcher_groups(vs, _matcher)
 
 
 def arith(op: str, lv: Any, rv: Any) -> Any:
@@ -630,7 +515,7 @@ class Evaluator:
                     side = "left" if card == "OneToMany" else "right"
                     a, b = [g for g in group if g.present[int(np.argmax(cnt > 1))]][:2]
                     raise PromQLError(
-                        f"found duplicate series for the match group {_sig_str(k)} on the {side} hand-side of "
+                        f"found duplicate series for the match group {sig_str(k)} on the {side} hand-side of "
                         f"the operation: [{labels_str(a.labels)}, {labels_str(b.labels)}];many-to-many matching "
                         "not allowed: matching labels must be unique on one side"
                     )
@@ -733,45 +618,6 @@ class Evaluator:
                         "multiple matches for labels: grouping labels must ensure unique matches"
                     )
         return Vector(merge_series([s for _, _, s in results]))
-
-
-def _sig_str(k: LabelKey) -> str:
-    return "{" + ", ".join(f'{a}="{b}"' for a, b in k) + "}"
-
-
-def merge_series(series: Sequence[VSeries], *, final: bool = False) -> list[VSeries]:
-    """Combine series with identical label sets (disjoint presence); overlap is Prometheus' duplicate error."""
-    by: dict[LabelKey, VSeries] = {}
-    order: list[LabelKey] = []
-    for s in series:
-        k = label_key(s.labels)
-        cur = by.get(k)
-        if cur is None:
-            by[k] = s
-            order.append(k)
-            continue
-        if (cur.present & s.present).any():
-            raise PromQLError("vector cannot contain metrics with the same labelset")
-        vals = np.where(s.present, s.values, cur.values)
-        sts = None
-        if cur.sample_ts is not None and s.sample_ts is not None:
-            sts = np.where(s.present, s.sample_ts, cur.sample_ts)
-        by[k] = VSeries(cur.labels, vals, cur.present | s.present, cur.drop_name and s.drop_name, sts)
-    return [by[k] for k in order]
-
-
-def finalize_names(series: Sequence[VSeries]) -> list[VSeries]:
-    """Apply delayed ``__name__`` removal and merge the series that become identical."""
-    if not any(s.drop_name for s in series):
-        return merge_series(series)  # e.g. `a or b` yields one label set from both sides at different steps
-    out = []
-    for s in series:
-        if s.drop_name and "__name__" in s.labels:
-            lb = {k: v for k, v in s.labels.items() if k not in NAME_LABELS}
-            out.append(VSeries(lb, s.values, s.present, False, s.sample_ts))
-        else:
-            out.append(VSeries(s.labels, s.values, s.present, False, s.sample_ts))
-    return merge_series(out)
 
 
 class Engine:

@@ -8,13 +8,14 @@ import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import promql_parser as pp
 
 from . import rangefns
 from .aggregations import LABEL_NAME_RX, quantile
+from .evaluator import Evaluator
 from .values import (
     LabelKey,
     Labels,
@@ -28,9 +29,6 @@ from .values import (
     VSeries,
     label_key,
 )
-
-if TYPE_CHECKING:
-    from .engine import Evaluator
 
 Fn = Callable[["Evaluator", list[Any], np.ndarray], Value]
 FUNCTIONS: dict[str, Fn] = {}
@@ -60,7 +58,7 @@ def register(*names: str) -> Callable[[Fn], Fn]:
 
 
 def _ext_of_args(args: list[Any]) -> str | None:
-    from .engine import selector_ext
+    from .syntax import selector_ext
 
     for a in args:
         while isinstance(a, pp.ParenExpr):
@@ -412,7 +410,7 @@ def _label_replace(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
             if dst == "__name__":
                 drop = False
         out.append(VSeries(lb, s.values, s.present, drop, s.sample_ts))
-    from .engine import merge_series
+    from .values import merge_series
 
     return Vector(merge_series(out))
 
@@ -434,7 +432,7 @@ def _label_join(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
             lb.pop(dst, None)
         drop = s.drop_name and dst != "__name__"
         out.append(VSeries(lb, s.values, s.present, drop, s.sample_ts))
-    from .engine import merge_series
+    from .values import merge_series
 
     return Vector(merge_series(out))
 
@@ -448,7 +446,7 @@ def _absent_labels(node: Any) -> Labels:
         return {}
     if not isinstance(node, pp.VectorSelector):
         return {}
-    from .engine import to_matchers
+    from .syntax import to_matchers
 
     groups = to_matchers(node)
     if len(groups) != 1:
@@ -1069,7 +1067,7 @@ def _reference_times(ev: Evaluator, node: Any, steps: np.ndarray) -> np.ndarray:
             if node.at is not None and at is None:
                 at = ev.at_ms(node.at)
                 offset = 0 if at is not None else offset
-            from .engine import td_ms
+            from .syntax import td_ms
 
             offset += td_ms(node.offset)
             if isinstance(node, pp.VectorSelector):
@@ -1093,9 +1091,9 @@ def _reference_times(ev: Evaluator, node: Any, steps: np.ndarray) -> np.ndarray:
 
 @register("info")
 def _info(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
-    from .engine import raw_matchers
     from .rangefns import vector_lookup
     from .regex import matches as rx_matches
+    from .syntax import raw_matchers
 
     base = ev.eval_vector(args[0], steps)
     raw: list[Any] = []
@@ -1123,9 +1121,9 @@ def _info(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
     ref = _reference_times(ev, args[0], steps)
     n = len(steps)
     # candidate info series: the __name__ matchers plus "has the identifying labels"
-    from .engine import _matcher  # noqa: PLC0415 - shared conversion of parser matchers
+    from .syntax import to_matcher
 
-    push = [m if not hasattr(m, "op") or isinstance(m.op, str) else _matcher(m) for m in name_m]
+    push = [m if not hasattr(m, "op") or isinstance(m.op, str) else to_matcher(m) for m in name_m]
     cand = ev.fetch(push, int(ref.min()) - ev.lookback_ms, int(ref.max())) if n else []
     rows = vector_lookup(
         [(dict(s.labels), np.asarray(s.timestamps_ms, dtype=np.int64), np.asarray(s.values)) for s in cand],
@@ -1176,7 +1174,7 @@ def _info(ev: Evaluator, args: list[Any], steps: np.ndarray) -> Value:
             per_step[lk][j] = True
         for lk, present in per_step.items():
             out.append(VSeries(dict(lk), s.values, present, s.drop_name, s.sample_ts))
-    from .engine import merge_series
+    from .values import merge_series
 
     return Vector(merge_series(out))
 
@@ -1224,6 +1222,6 @@ def _histogram_quantiles(ev: Evaluator, args: list[Any], steps: np.ndarray) -> V
             q0 = float(qv[0])
             lb[label] = "NaN" if math.isnan(q0) else repr(q0)
             out.append(VSeries(lb, s.values, s.present, s.drop_name))
-    from .engine import merge_series
+    from .values import merge_series
 
     return Vector(merge_series(out))

@@ -31,10 +31,11 @@ from .api_params import (
     success,
     with_query_prefix,
 )
-from .engine import Engine, parse, to_matchers
+from .engine import Engine
 from .limits import MAX_FORM_BYTES, check_query
 from .memstore import LockedSource, MemorySeriesSource
 from .status import BUILD_INFO
+from .syntax import parse, to_matchers
 from .values import PromQLError, label_key, success_chunks
 
 FLOOR_MARGIN_MS = 3_600_000

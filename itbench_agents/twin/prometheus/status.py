@@ -193,8 +193,8 @@ def tsdb(api: PrometheusApi, req: Request) -> dict[str, Any]:
 
 def format_query(api: PrometheusApi, req: Request) -> str:
     from .api_params import with_query_prefix
-    from .engine import parse
     from .limits import check_query
+    from .syntax import parse
 
     q = api._one(api._form(req), "query") or ""
     if not q.strip():
@@ -211,8 +211,8 @@ def query_exemplars(api: PrometheusApi, req: Request) -> list[Any]:
     """The twin records no exemplars: a valid query answers an empty list, like a Prometheus
     without exemplar storage."""
     from .api_params import ApiError, parse_time, with_query_prefix
-    from .engine import parse
     from .limits import check_query
+    from .syntax import parse
 
     form = api._form(req)
     q = api._one(form, "query") or ""

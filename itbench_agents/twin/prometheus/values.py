@@ -8,7 +8,7 @@ An instant query is a range query with a single step.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -236,3 +236,46 @@ STALE_BITS = np.uint64(0x7FF0000000000002)
 def stale_mask(vals: np.ndarray) -> np.ndarray:
     """Boolean mask of the staleness markers in ``vals``."""
     return np.ascontiguousarray(vals, dtype=np.float64).view(np.uint64) == STALE_BITS
+
+
+NAME_LABELS = ("__name__", "__type__", "__unit__")  # dropped together (type-and-unit labels)
+
+
+def sig_str(k: LabelKey) -> str:
+    """A label set as Prometheus prints a match group's signature."""
+    return "{" + ", ".join(f'{a}="{b}"' for a, b in k) + "}"
+
+
+def merge_series(series: Sequence[VSeries], *, final: bool = False) -> list[VSeries]:
+    """Combine series with identical label sets (disjoint presence); overlap is Prometheus' duplicate error."""
+    by: dict[LabelKey, VSeries] = {}
+    order: list[LabelKey] = []
+    for s in series:
+        k = label_key(s.labels)
+        cur = by.get(k)
+        if cur is None:
+            by[k] = s
+            order.append(k)
+            continue
+        if (cur.present & s.present).any():
+            raise PromQLError("vector cannot contain metrics with the same labelset")
+        vals = np.where(s.present, s.values, cur.values)
+        sts = None
+        if cur.sample_ts is not None and s.sample_ts is not None:
+            sts = np.where(s.present, s.sample_ts, cur.sample_ts)
+        by[k] = VSeries(cur.labels, vals, cur.present | s.present, cur.drop_name and s.drop_name, sts)
+    return [by[k] for k in order]
+
+
+def finalize_names(series: Sequence[VSeries]) -> list[VSeries]:
+    """Apply delayed ``__name__`` removal and merge the series that become identical."""
+    if not any(s.drop_name for s in series):
+        return merge_series(series)  # e.g. `a or b` yields one label set from both sides at different steps
+    out = []
+    for s in series:
+        if s.drop_name and "__name__" in s.labels:
+            lb = {k: v for k, v in s.labels.items() if k not in NAME_LABELS}
+            out.append(VSeries(lb, s.values, s.present, False, s.sample_ts))
+        else:
+            out.append(VSeries(s.labels, s.values, s.present, False, s.sample_ts))
+    return merge_series(out)

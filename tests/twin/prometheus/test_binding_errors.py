@@ -14,7 +14,7 @@ import pytest
 
 from itbench_agents.twin.prometheus.alerts import parse_duration_s
 from itbench_agents.twin.prometheus.api_params import ApiError, parse_duration_param
-from itbench_agents.twin.prometheus.engine import parse
+from itbench_agents.twin.prometheus.syntax import parse
 from itbench_agents.twin.prometheus.values import PromQLError
 
 

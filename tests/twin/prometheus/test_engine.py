@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from itbench_agents.twin.prometheus.durations import rewrite
-from itbench_agents.twin.prometheus.engine import Engine, go_regex
+from itbench_agents.twin.prometheus.engine import Engine
 from itbench_agents.twin.prometheus.extended import mark
 from itbench_agents.twin.prometheus.memstore import MemorySeriesSource
+from itbench_agents.twin.prometheus.syntax import go_regex
 from itbench_agents.twin.prometheus.values import PromQLError, fmt_float
 from itbench_agents.twin.telemetry.sources import STALE_NAN
 
