@@ -627,7 +627,7 @@ class BehaviourModel:
     # ------------------------------------------------------------------ functional probe
     def probe(self, now: float | None = None) -> ProbeResult:
         """An end-to-end user request through the entry service: does it succeed in time?"""
-        from .journeys import front_door_error
+        from .journeys import first_symptom, front_door_error
 
         with self.twin.lock:
             t = self.twin.scheduler.now() if now is None else now
@@ -640,7 +640,7 @@ class BehaviourModel:
                 out = result.outcomes[(s, o)]
                 err, why = front_door_error(view, load_deps, s, out.err)
                 if err > b.probe.max_error_ratio:
-                    first = why or next((m for _, m, r, _ in out.symptoms if r > 0), "")
+                    first = why or first_symptom(out)
                     return ProbeResult(False, f"{s} {o}: {err:.0%} of requests fail: {first}".rstrip(": "))
                 if out.p95 > b.probe.timeout_ms:
                     return ProbeResult(

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..controllers.kinds import ENDPOINTS, SERVICES
 from ..kube.errors import ApiError, not_found
-from .journeys import BehaviourModel, front_door_error
+from .journeys import BehaviourModel, first_symptom, front_door_error
 from .propagation import Propagation
 
 GOLDEN = 0.6180339887498949
@@ -137,7 +137,7 @@ class FrontDoor:
         self.sent[(name, op)] = k
         timing = {"Server-Timing": f"app;dur={outcome.p50:.1f}"}
         if (k * GOLDEN) % 1.0 < err:
-            first = why or next((m for _, m, r, _ in outcome.symptoms if r > 0), "") or "internal error"
+            first = why or first_symptom(outcome) or "internal error"
             unreachable = why != "" or not view.serving(name)
             return ProxyAnswer(503 if unreachable else 500, first + "\n", "text/plain; charset=utf-8", timing)
         body = json.dumps({"service": name, "operation": op, "ok": True})

@@ -120,6 +120,11 @@ def pipeline_services(app: AppModel | None) -> list[str]:
         return []
 
 
+def first_symptom(outcome: Any) -> str:
+    """The message of an operation outcome's first symptom that affects requests ("" when none)."""
+    return next((m for _, m, r, _ in outcome.symptoms if r > 0), "")
+
+
 def front_door_error(view: Any, load_deps: dict[str, Any], service: str, own_err: float) -> tuple[float, str]:
     """Error ratio of a request to ``service`` as the load generator sees it — the share that
     cannot reach it (or none reach: no ready pods) plus its own errors — and the first reason."""
@@ -156,7 +161,7 @@ def probe_journeys(model: BehaviourModel, now: float | None = None) -> list[Jour
                 worst_err = max(worst_err, err)
                 worst_p95 = max(worst_p95, outcome.p95)
                 if err > b.probe.max_error_ratio:
-                    first = reason or next((m for _, m, r, _ in outcome.symptoms if r > 0), "")
+                    first = reason or first_symptom(outcome)
                     failed = f"{s} {o}: {err:.0%} of requests fail: {first}".rstrip(": ")
                     break
                 if outcome.p95 > b.probe.timeout_ms:
@@ -205,7 +210,7 @@ def _consumers_failure(model: BehaviourModel, view, prop, result, j: Journey) ->
             return f"{cs} {co}: cannot reach broker {t.broker}: {why}"
         outcome = result.outcomes.get((cs, co))
         if outcome is not None and outcome.err > b.probe.max_error_ratio:
-            first = next((m for _, m, r, _ in outcome.symptoms if r > 0), "")
+            first = first_symptom(outcome)
             return f"{cs} {co}: {outcome.err:.0%} of messages fail: {first}".rstrip(": ")
         lag = result.lags.get(cons.group)
         if lag is not None and lag.growth > 0:
