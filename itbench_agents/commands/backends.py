@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -83,11 +84,22 @@ def check_cmd(
         list[str] | None, typer.Option("--app", help="app(s) to provision (default: chain)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON", envvar="ITBENCH_JSON")] = False,
+    endpoints: Annotated[
+        Path | None,
+        typer.Option(
+            help="live: the cluster's endpoints file (docs/live-cluster.md)", envvar="ITBENCH_LIVE_ENDPOINTS"
+        ),
+    ] = None,
 ) -> None:
     """Run the backend kit (check_backend) on fresh backends: exit 0 when every check passes."""
+    import os
+
     from ..harness.backend_check import check_backend
     from ..harness.backends import UnknownBackendError, backend_entry, make_backend
+    from ..harness.live_backend import ENDPOINTS_ENV
 
+    if endpoints is not None:
+        os.environ[ENDPOINTS_ENV] = str(endpoints.resolve())
     try:
         backend_entry(name, load=True)
     except (UnknownBackendError, PluginError) as e:

@@ -225,7 +225,11 @@ def run_cmd(
         float | None, typer.Option(help="max USD per episode", envvar="ITBENCH_MAX_COST_USD")
     ] = None,
     history_s: Annotated[
-        float, typer.Option(help="twin pre-history seconds", envvar="ITBENCH_HISTORY_S")
+        float,
+        typer.Option(
+            help="twin pre-history seconds (--backend live: how old the app's namespace must be)",
+            envvar="ITBENCH_HISTORY_S",
+        ),
     ] = 3600.0,
     settle_s: Annotated[
         float | None,
@@ -247,6 +251,13 @@ def run_cmd(
             envvar="ITBENCH_BACKEND",
         ),
     ] = "twin",
+    endpoints: Annotated[
+        Path | None,
+        typer.Option(
+            help="--backend live: the cluster's endpoints file (kubeconfig, prometheus_url, loki_url, jaeger_url; "
+            "docs/live-cluster.md); the live backend also reads $ITBENCH_LIVE_ENDPOINTS",
+        ),
+    ] = None,
     executor: Annotated[
         str | None,
         typer.Option(
@@ -411,7 +422,7 @@ def run_cmd(
                         f"agent {name!r} works on {' and '.join(works_on)} scenarios; the chosen ones include "
                         f"{' and '.join(other)} scenarios (choose with --suite {works_on[0]})"
                     )
-            _check_backend_choice(backend, chosen)
+            _check_backend_choice(backend, chosen, endpoints)
             config = RunConfig(
                 scenarios=[s.id for s in chosen],
                 agents=specs,
@@ -526,11 +537,16 @@ def _executor(name: str | None, concurrency: int, folder: Path) -> Any:
         raise _fail(str(e)) from None
 
 
-def _check_backend_choice(backend: str, chosen: list[Any]) -> None:
+def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | None = None) -> None:
     """A backend that loads, and only for the twin's scenario files (a persona's library scenario
-    runs in its persona's own environment)."""
+    runs in its persona's own environment); ``live``: a cluster that answers, before the first
+    episode."""
+    if endpoints is not None and backend != "live":
+        raise _fail("--endpoints is for --backend live")
     if backend == "twin":
         return
+    if backend == "live":
+        _check_live(chosen, endpoints)
     from ..harness.backends import UnknownBackendError, backend_entry
     from ..plugins import PluginError
     from ..scenario.spec import Scenario
@@ -545,6 +561,35 @@ def _check_backend_choice(backend: str, chosen: list[Any]) -> None:
             f"--backend serves the twin's scenario files; {', '.join(own[:3])}{' ...' if len(own) > 3 else ''} "
             "run(s) in their persona's own environment"
         )
+
+
+def _check_live(chosen: list[Any], endpoints: Path | None) -> None:
+    """The live cluster's endpoints read and answer, and no chosen scenario needs a system the live
+    backend does not install (``harness/live_backend.py``); sets ``$ITBENCH_LIVE_ENDPOINTS`` for
+    the episodes (worker processes included)."""
+    import os
+
+    from ..harness.live_backend import ENDPOINTS_ENV, LiveBackend, LiveBackendError
+    from ..harness.personas import persona_of
+
+    needs = []
+    for s in chosen:
+        extension = persona_of(s).twin_extension(s)
+        names = [str(getattr(a, "name", a)) for a in (extension.addons() if extension else [])]
+        if names:
+            needs.append(f"{s.id} ({', '.join(names)})")
+    if needs:
+        raise _fail(
+            "the live backend does not install systems beside the app; these need them: "
+            + ", ".join(needs[:3])
+            + (" ..." if len(needs) > 3 else "")
+        )
+    if endpoints is not None:
+        os.environ[ENDPOINTS_ENV] = str(endpoints.resolve())
+    try:
+        LiveBackend().check_reachable()
+    except LiveBackendError as e:
+        raise _fail(str(e)) from None
 
 
 def report_cmd(

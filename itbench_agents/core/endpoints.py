@@ -116,4 +116,11 @@ def kubeconfig_cluster(path: str | Path) -> tuple[str, str | None]:
     cluster = next(
         (c.get("cluster") or {} for c in doc.get("clusters") or [] if c.get("name") == ctx.get("cluster")), {}
     )
-    return str(cluster.get("server", "")), cluster.get("certificate-authority-data")
+    ca_data = cluster.get("certificate-authority-data")
+    ca_file = cluster.get("certificate-authority")
+    if not ca_data and ca_file:  # a CA file (kind, minikube): its PEM, as the data form carries it
+        import base64
+
+        ca_path = Path(ca_file) if Path(ca_file).is_absolute() else Path(path).parent / ca_file
+        ca_data = base64.b64encode(ca_path.read_bytes()).decode()
+    return str(cluster.get("server", "")), ca_data

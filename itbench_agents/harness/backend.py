@@ -2,6 +2,9 @@
 provision an app and serve it, a clock it can read and (where it can) fast-forward, the app's data
 (its call graph, its user journeys, its telemetry pipeline) and a teardown.
 
+A backend whose kubeconfig authenticates otherwise than with a bearer token (exec plugins, client
+certificates) also offers ``admin_api()``, the harness's client (``twin_env.admin_api``).
+
 Everything else an episode does — the baseline, the faults, the alert wait, the agent's credential,
 the end-state checks, the topology — goes over the endpoints' wire protocols (the Kubernetes and
 Prometheus APIs), so it serves every backend unchanged (``twin_env.py``). The twin is the first
@@ -23,7 +26,10 @@ FAST_FORWARD = "fast_forward"
 """The clock can be advanced (a twin); without it ``advance`` waits in real time (a live cluster)."""
 FORK = "fork"
 """A prepared backend can stop serving and be served again from a forked process (``shared.py``)."""
-CAPABILITIES = (FAST_FORWARD, FORK)
+SHARED_CLUSTER = "shared_cluster"
+"""The cluster outlives the backend (a live one): ``close`` restores it — what the episode created is
+gone, the app as its manifests say — instead of tearing it down."""
+CAPABILITIES = (FAST_FORWARD, FORK, SHARED_CLUSTER)
 
 
 @dataclass
@@ -111,5 +117,5 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None:
-        """Tear the cluster down; its endpoints stop answering."""
+        """Tear the cluster down; its endpoints stop answering (``shared_cluster``: restore it)."""
         ...

@@ -25,7 +25,7 @@ from typing import Any
 import requests
 
 from ..scenario.checks import Check
-from .backend import FAST_FORWARD, FORK, Backend, ProvisionRequest
+from .backend import FAST_FORWARD, FORK, SHARED_CLUSTER, Backend, ProvisionRequest
 
 PROBE_NAME = "itbench-backend-check"
 
@@ -61,7 +61,12 @@ def check_backend(
     """Provision ``app`` on a fresh backend from ``make_backend`` and run every check; never raises
     for what the backend does (an exception in a check is that check's failure)."""
     t0 = time.perf_counter()
-    backend = make_backend()
+    try:
+        backend = make_backend()
+    except Exception as e:  # a backend that cannot be made (a live one without its endpoints)
+        report = BackendReport(backend="?", app=app)
+        report.checks.append(Check("make the backend", False, f"{type(e).__name__}: {e}"))
+        return report
     report = BackendReport(backend=getattr(backend, "name", type(backend).__name__), app=app)
     ns = namespace or _app_namespace(app)
     folder = Path(tempfile.mkdtemp(prefix="itbench-backend-check-"))
@@ -96,7 +101,10 @@ def check_backend(
         run("agent turn", lambda: _turn(backend))
         if FORK in caps:
             run("fork: serve again after stop_serving", lambda: _fork(backend, ns, folder))
-        run("close stops the endpoints", lambda: _close(backend))
+        if SHARED_CLUSTER in caps:
+            run("close restores the cluster", lambda: _restore(backend, ns))
+        else:
+            run("close stops the endpoints", lambda: _close(backend))
     finally:
         report.wall_s = time.perf_counter() - t0
         import shutil
@@ -117,7 +125,9 @@ def _provision(backend: Backend, app: str, seed: int, folder: Path) -> str:
         f"endpoints without a Kubernetes or Prometheus URL: {endpoints}"
     )
     assert Path(endpoints.kubeconfig).is_file(), f"no kubeconfig at {endpoints.kubeconfig!r}"
-    assert backend.admin_token, "no admin token after provision"
+    assert backend.admin_token or callable(getattr(backend, "admin_api", None)), (
+        "no admin token (nor an admin_api) after provision"
+    )
     assert backend.endpoints == endpoints, "endpoints differ from what provision returned"
     return endpoints.kube_url
 
@@ -309,6 +319,23 @@ def _close(backend: Backend) -> str:
     still = [u for u in urls if _answers(u)]
     assert not still, f"still answering after close: {still}"
     return "endpoints closed"
+
+
+def _restore(backend: Backend, ns: str) -> str:
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    backend.close()
+    api = _client(backend)
+    try:
+        client.CoreV1Api(api).read_namespaced_config_map(PROBE_NAME, ns)
+    except ApiException as e:
+        assert e.status == 404, f"reading {ns}/{PROBE_NAME} after close: {e.status} {e.reason}"
+    else:
+        raise AssertionError(f"ConfigMap {ns}/{PROBE_NAME}, written during the check, is still there")
+    finally:
+        api.close()
+    return f"what the check wrote is gone; {backend.endpoints.kube_url} still serves"
 
 
 def _answers(url: str) -> bool:

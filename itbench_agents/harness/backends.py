@@ -14,7 +14,10 @@ from ..plugins import BACKENDS_GROUP, NamedTarget, NamedTargets, PluginError
 from ..plugins import UnknownNameError as UnknownBackendError
 from .backend import Backend
 
-BUILTIN: dict[str, str] = {"twin": "itbench_agents.harness.twin_backend:TwinBackend"}
+BUILTIN: dict[str, str] = {
+    "twin": "itbench_agents.harness.twin_backend:TwinBackend",
+    "live": "itbench_agents.harness.live_backend:LiveBackend",
+}
 DEFAULT = "twin"
 REGISTRY = NamedTargets("backend", BACKENDS_GROUP, BUILTIN)
 

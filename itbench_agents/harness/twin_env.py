@@ -49,6 +49,18 @@ from .twin_backend import TwinBackend
 from .twin_extension import TwinExtension
 
 ALERT_POLL_S = 30.0
+
+
+def admin_api(backend: Backend, endpoints: Endpoints) -> KubeApi:
+    """The harness's own client of the backend's Kubernetes API: the backend's (``admin_api``,
+    where its kubeconfig authenticates otherwise than with a token), or its admin token."""
+    made = getattr(backend, "admin_api", None)
+    if callable(made):
+        api: KubeApi = made()
+        return api
+    return KubeApi(endpoints.kube_url, token=backend.admin_token)
+
+
 _ASK_PERSONA = object()
 CONTROL_WAIT_S = 180.0
 
@@ -195,7 +207,7 @@ class TwinEnvironment:
             endpoints = self.backend.provision(request)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
-        self.api = KubeApi(endpoints.kube_url, token=self.backend.admin_token)
+        self.api = admin_api(self.backend, endpoints)
         if self.extension:
             self.extension.deployed(self)
 
@@ -219,7 +231,7 @@ class TwinEnvironment:
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         self.in_forked_child = True
         endpoints = self.backend.serve(self.private)
-        self.api = KubeApi(endpoints.kube_url, token=self.backend.admin_token)
+        self.api = admin_api(self.backend, endpoints)
 
     @property
     def twin(self) -> Any:

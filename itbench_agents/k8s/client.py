@@ -103,6 +103,25 @@ class KubeApi:
             )
         self._discovered.add(api_version)
 
+    def api_resources(self, verbs: tuple[str, ...] = ("list",)) -> list[ResourceInfo]:
+        """Every resource type the server serves at its groups' preferred versions whose verbs
+        include ``verbs`` (``kubectl api-resources --verbs=...``); subresources left out."""
+        versions = ["v1"] + [
+            str((g.get("preferredVersion") or {}).get("groupVersion") or "")
+            for g in self._request("GET", "/apis").get("groups", [])
+        ]
+        out = []
+        for version in filter(None, versions):
+            path = "/api/v1" if version == "v1" else f"/apis/{version}"
+            for r in self._request("GET", path).get("resources", []):
+                if "/" in r.get("name", "") or not set(verbs) <= set(r.get("verbs") or []):
+                    continue
+                info = ResourceInfo(version, r["kind"], r["name"], bool(r.get("namespaced")))
+                self._resources[(version, r["kind"])] = info
+                out.append(info)
+            self._discovered.add(version)
+        return out
+
     def resource(self, api_version: str, kind: str) -> ResourceInfo:
         self._discover(api_version)
         info = self._resources.get((api_version, kind))

@@ -45,6 +45,15 @@ def serve(
             "--addon", help="Install a system beside Kubernetes (repeatable): kyverno, opa, opencost."
         ),
     ] = None,
+    speed: Annotated[
+        float,
+        typer.Option(
+            "--speed",
+            min=0.01,
+            help="Cluster seconds per wall second (1: as a real cluster; more: a fast live cluster "
+            "for `itbench run --backend live`).",
+        ),
+    ] = 1.0,
 ) -> None:
     """Start the twin and serve its endpoints until interrupted (Ctrl-C / SIGTERM)."""
     import signal
@@ -70,7 +79,13 @@ def serve(
     signal.signal(signal.SIGTERM, on_signal)
     try:
         ctx = running_twin(
-            app=app, manifests=manifests, seed=seed, workdir=workdir, kube_port=port, addons=addon or ()
+            app=app,
+            manifests=manifests,
+            seed=seed,
+            workdir=workdir,
+            kube_port=port,
+            addons=addon or (),
+            speed=speed,
         )
         twin = ctx.__enter__()
     except (ValueError, FileNotFoundError, LookupError) as e:

@@ -115,6 +115,19 @@ class VirtualClock(_ClockBase):
         return new
 
 
+def scaled_wall(speed: float, wall: Callable[[], float] = time.time) -> Callable[[], float]:
+    """A wall clock that runs ``speed`` times as fast as ``wall`` from the moment it is made: a
+    :class:`VirtualClock` over it is a cluster whose time passes faster than the harness's (``itbench
+    twin serve --speed``, a twin served as a live cluster in tests). Clients that compute ages from
+    their own clock see the cluster's times drift into their future."""
+    if not speed > 0:
+        raise ValueError(f"speed must be positive, not {speed!r}")
+    if speed == 1:
+        return wall
+    start = wall()
+    return lambda: start + (wall() - start) * speed
+
+
 class ManualClock(_ClockBase):
     """A clock that stands still until :meth:`advance` or :meth:`set` moves it."""
 

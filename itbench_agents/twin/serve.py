@@ -59,22 +59,29 @@ def running_twin(
     history_s: float = 3600.0,
     kube_port: int = 0,
     addons: Iterable[str] = (),
+    speed: float = 1.0,
 ) -> Iterator[Twin]:
     """Start a twin (an app from ``scenarios/apps``, a manifest folder, or a bare cluster) with the
     named addons (``kyverno``), serve its endpoints on 127.0.0.1 and yield it;
-    ``twin.endpoints.kubeconfig`` is the kubeconfig path."""
+    ``twin.endpoints.kubeconfig`` is the kubeconfig path. ``speed``: how many cluster seconds pass
+    per wall second while it serves (1: as a real cluster)."""
     from .addons.catalog import make_addon
+    from .clock import DEFAULT_LEAD_S, VirtualClock, scaled_wall
     from .instance import Twin
 
     if app is not None and manifests is not None:
         raise ValueError("give either app or manifests, not both")
     chosen = [make_addon(a) for a in addons]  # ValueError for an unknown addon, before any work
+    wall = scaled_wall(speed)
     if app is not None:
-        twin = Twin.for_app(app, seed=seed, history_s=history_s, addons=chosen)
+        clock = VirtualClock(offset=-(history_s + DEFAULT_LEAD_S), wall=wall)
+        twin = Twin.for_app(app, seed=seed, history_s=history_s, addons=chosen, clock=clock)
     elif manifests is not None:
-        twin = Twin.for_manifests(load_manifest_dir(manifests), seed=seed, addons=chosen)
+        twin = Twin.for_manifests(
+            load_manifest_dir(manifests), seed=seed, addons=chosen, clock=VirtualClock(wall=wall)
+        )
     else:
-        twin = Twin(seed=seed)
+        twin = Twin(seed=seed, clock=VirtualClock(wall=wall))
         for a in chosen:
             twin.install_addon(a)
     tmp: tempfile.TemporaryDirectory[str] | None = None

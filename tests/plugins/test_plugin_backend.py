@@ -61,7 +61,7 @@ def test_unknown_broken_and_misused_backends_are_refused(fresh: Path, tmp_path: 
     cli = CliRunner()
     base = ["run", "--agent", "noop", "--run-dir", str(tmp_path / "run")]
     res = cli.invoke(app, [*base, "-s", SCENARIO, "--backend", "nope"])
-    assert res.exit_code == 2 and "unknown backend 'nope' (known: twin, gone, small-twin)" in res.output
+    assert res.exit_code == 2 and "unknown backend 'nope' (known: twin, live, gone, small-twin)" in res.output
     res = cli.invoke(app, [*base, "-s", SCENARIO, "--backend", "gone"])
     assert res.exit_code == 2 and "backend 'gone'" in res.output and "does not load" in res.output
     res = cli.invoke(app, [*base, "-s", "ciso/kyverno-seccomp-v1", "--backend", "small-twin"])
