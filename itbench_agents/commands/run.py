@@ -336,6 +336,8 @@ def run_cmd(
         if resume is not None:
             config = resumed_config
             folder = resume
+            if config.backend == "live":  # the cluster answers again (--endpoints, or its variable)
+                _check_live([], endpoints)
         else:
             if not suite and not scenario:
                 raise _fail("choose scenarios with --suite or --scenario")
@@ -422,7 +424,12 @@ def run_cmd(
                         f"agent {name!r} works on {' and '.join(works_on)} scenarios; the chosen ones include "
                         f"{' and '.join(other)} scenarios (choose with --suite {works_on[0]})"
                     )
-            _check_backend_choice(backend, chosen, endpoints)
+            skipped = _check_backend_choice(backend, chosen, endpoints)
+            chosen = [s for s in chosen if s.id not in skipped]
+            for sid, why in skipped.items():
+                console.print(f"skipped {sid}: {why}", highlight=False, soft_wrap=True)
+            if not chosen:
+                raise _fail("no chosen scenario can run on this cluster")
             config = RunConfig(
                 scenarios=[s.id for s in chosen],
                 agents=specs,
@@ -438,6 +445,7 @@ def run_cmd(
                 backend=backend,
                 churn=_churn(churn),
                 scenario_dirs=extra_dirs,
+                skipped=skipped,
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
@@ -537,16 +545,16 @@ def _executor(name: str | None, concurrency: int, folder: Path) -> Any:
         raise _fail(str(e)) from None
 
 
-def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | None = None) -> None:
+def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | None = None) -> dict[str, str]:
     """A backend that loads, and only for the twin's scenario files (a persona's library scenario
     runs in its persona's own environment); ``live``: a cluster that answers, before the first
-    episode."""
+    episode. Returns the scenarios the backend cannot run, with why (left out of the run, and
+    recorded in its config)."""
     if endpoints is not None and backend != "live":
         raise _fail("--endpoints is for --backend live")
     if backend == "twin":
-        return
-    if backend == "live":
-        _check_live(chosen, endpoints)
+        return {}
+    skipped = _check_live(chosen, endpoints) if backend == "live" else {}
     from ..harness.backends import UnknownBackendError, backend_entry
     from ..plugins import PluginError
     from ..scenario.spec import Scenario
@@ -561,12 +569,14 @@ def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | Non
             f"--backend serves the twin's scenario files; {', '.join(own[:3])}{' ...' if len(own) > 3 else ''} "
             "run(s) in their persona's own environment"
         )
+    return skipped
 
 
-def _check_live(chosen: list[Any], endpoints: Path | None) -> None:
+def _check_live(chosen: list[Any], endpoints: Path | None) -> dict[str, str]:
     """The live cluster's endpoints read and answer, and no chosen scenario needs a system the live
     backend does not install (``harness/live_backend.py``); sets ``$ITBENCH_LIVE_ENDPOINTS`` for
-    the episodes (worker processes included)."""
+    the episodes (worker processes included). Returns the scenarios whose faults need a kind the
+    cluster does not serve (no Chaos Mesh), with why."""
     import os
 
     from ..harness.live_backend import ENDPOINTS_ENV, LiveBackend, LiveBackendError
@@ -587,9 +597,12 @@ def _check_live(chosen: list[Any], endpoints: Path | None) -> None:
     if endpoints is not None:
         os.environ[ENDPOINTS_ENV] = str(endpoints.resolve())
     try:
-        LiveBackend().check_reachable()
+        live = LiveBackend()
+        live.check_reachable()
+        skipped = {s.id: why for s in chosen if (why := live.unsupported(s))}
     except LiveBackendError as e:
         raise _fail(str(e)) from None
+    return skipped
 
 
 def report_cmd(

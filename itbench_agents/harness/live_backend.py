@@ -85,7 +85,11 @@ class LiveBackend:
         self._base: list[dict[str, Any]] = []
         self._nodes: dict[str, dict[str, Any]] = {}
         self._api: KubeApi | None = None
+        self.left_out: list[str] = []
+        """What the episode would have added to the app that the cluster does not serve (a
+        game-day chaos Schedule without Chaos Mesh)."""
         self._rate: float | None = None
+        self._served_cache: set[tuple[str, str]] | None = None
         """Cluster seconds per wall second, as last seen (1 on a real cluster)."""
 
     # ------------------------------------------------------------------ connection
@@ -113,6 +117,59 @@ class LiveBackend:
             )
         self.now()
 
+    def served_kinds(self) -> set[tuple[str, str]]:
+        """``(apiVersion, kind)`` of every resource type the cluster serves."""
+        try:
+            return {(r.api_version, r.kind) for r in self.admin_api().api_resources(())}
+        except KubeApiError as e:
+            raise LiveBackendError(f"discovery on {self.cluster.kubeconfig}: {e}") from e
+
+    def unsupported(self, scenario: Any) -> str | None:
+        """Why the cluster cannot run ``scenario``'s faults and reference mitigation (a kind it does
+        not serve: no Chaos Mesh), or None."""
+        missing = sorted(
+            f"{kind} ({api_version})"
+            for api_version, kind in scenario_kinds(scenario)
+            if (api_version, kind) not in self._served()
+        )
+        if missing:
+            return f"the cluster does not serve {', '.join(missing)}"
+        denied = [why for verb, target in scenario_actions(scenario) if (why := self._denied(verb, *target))]
+        return "; ".join(dict.fromkeys(denied)) or None
+
+    def _denied(self, verb: str, api_version: str, kind: str, namespace: str | None) -> str | None:
+        """Why the kubeconfig's user may not ``verb`` ``kind`` in ``namespace`` (a
+        SelfSubjectAccessReview: ``kubectl auth can-i``), or None."""
+        api = self.admin_api()
+        try:
+            info = api.resource(api_version, kind)
+            group = api_version.rpartition("/")[0]
+            attrs = {"verb": verb, "group": group, "resource": info.plural}
+            if info.namespaced and namespace:
+                attrs["namespace"] = namespace
+            review = {
+                "apiVersion": "authorization.k8s.io/v1",
+                "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attrs},
+            }
+            status = (
+                api.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review).get("status") or {}
+            )
+        except KubeApiError as e:
+            raise LiveBackendError(f"asking the API server what the kubeconfig may do: {e}") from e
+        if status.get("allowed"):
+            return None
+        where = f" in {namespace}" if info.namespaced and namespace else ""
+        reason = status.get("reason") or status.get("evaluationError") or ""
+        return f"the kubeconfig's user may not {verb} {info.plural}{'.' + group if group else ''}{where}" + (
+            f" ({reason})" if reason else ""
+        )
+
+    def _served(self) -> set[tuple[str, str]]:
+        if self._served_cache is None:
+            self._served_cache = self.served_kinds()
+        return self._served_cache
+
     # ------------------------------------------------------------------ provision
     def provision(self, request: ProvisionRequest) -> Endpoints:
         if request.addons:
@@ -132,6 +189,16 @@ class LiveBackend:
             manifests = request.customize(manifests)
         api = self.admin_api()
         self._nodes = {n["metadata"]["name"]: _node_state(n) for n in api.list("v1", "Node")}
+        # what the episode adds to the app (the protected baseline) only where the cluster serves it:
+        # without Chaos Mesh there is no game-day Schedule to protect
+        base = {_key(o) for o in self._base}
+        served = self.served_kinds()
+        self.left_out = [
+            f"{o['kind']} {_key(o)[2]}"
+            for o in manifests
+            if _key(o) not in base and (o["apiVersion"], o["kind"]) not in served
+        ]
+        manifests = [o for o in manifests if _key(o) in base or (o["apiVersion"], o["kind"]) in served]
         apply_manifests(api, manifests)
         self._wait_ready()
         self._wait_history(request.history_s)
@@ -299,6 +366,31 @@ def _read_endpoints(endpoints: Endpoints | str | Path | None) -> Endpoints:
     if not Path(cluster.kubeconfig).is_file():
         raise LiveBackendError(f"{path}: kubeconfig {cluster.kubeconfig!r} is not a file")
     return cluster
+
+
+def scenario_kinds(scenario: Any) -> set[tuple[str, str]]:
+    """``(apiVersion, kind)`` of the objects a twin scenario's faults and mitigation create, patch
+    or delete (a flag is a ConfigMap's key; a restart, a workload's)."""
+    return {(api_version, kind) for _, (api_version, kind, _) in scenario_actions(scenario)}
+
+
+def scenario_actions(scenario: Any) -> list[tuple[str, tuple[str, str, str | None]]]:
+    """``(verb, (apiVersion, kind, namespace))`` of each operation of a twin scenario's faults and
+    mitigation: what the harness's credential must be allowed to do."""
+    out: list[tuple[str, tuple[str, str, str | None]]] = []
+    for op in [*scenario.faults, *scenario.mitigation]:
+        obj = getattr(op, "object", None)
+        target = getattr(op, "target", None)
+        if isinstance(obj, dict):
+            ns = (obj.get("metadata") or {}).get("namespace") or scenario.namespace
+            out.append(("create", (str(obj["apiVersion"]), str(obj["kind"]), ns)))
+        elif target is not None:
+            out.append((op.op, (target.apiVersion, target.kind, target.namespace or scenario.namespace)))
+        elif op.op == "flag":
+            out.append(("patch", ("v1", "ConfigMap", op.namespace)))
+        elif op.op == "restart":
+            out.append(("patch", ("apps/v1", op.kind, op.namespace)))
+    return out
 
 
 def _kubeconfig_user(path: str) -> dict[str, Any]:

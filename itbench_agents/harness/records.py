@@ -80,6 +80,9 @@ class RunConfig(BaseModel):
     scenario_dirs: list[str] = Field(default_factory=list)
     """Folders of the user's own scenarios loaded beside the library (``--scenarios-dir``,
     ``ITBENCH_SCENARIO_PATH``), absolute: a resume loads them again."""
+    skipped: dict[str, str] = Field(default_factory=dict)
+    """Chosen scenarios the backend cannot run, with why (a live cluster without Chaos Mesh): left
+    out of ``scenarios``, said in the report."""
 
     def identity(self) -> dict[str, Any]:
         """The part of the config that must match for a resume."""

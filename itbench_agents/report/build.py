@@ -380,6 +380,7 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
                     links[r.episode_id] = page.resolve().as_uri()
     runs = [str(d) for d in dirs]
     skipped = [f"{d}: {line}" for d in dirs for line in check_episodes(d).foreign]
+    not_run = [f"{sid}: {why}" for d in dirs for sid, why in read_manifest(d).config.skipped.items()]
     md = out_dir / "report.md"
     md_text = render_markdown(summary, runs, sre)
     html_text = render_html(summary, runs, sre, links)
@@ -401,6 +402,14 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
     if others:  # then plug-in personas', each with its named scores
         md_text += "\n" + plugin_markdown(others)
         html_text = html_text.replace("</body></html>", plugin_html(others, links) + "\n</body></html>")
+    if not_run:  # chosen, but the backend could not run them: said, never silently out of the tables
+        head = f"**{len(not_run)} chosen scenario(s) the backend could not run (in no table above):**"
+        md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in not_run)
+        items = "".join(f"<li>{html.escape(x)}</li>" for x in not_run)
+        html_text = html_text.replace(
+            "</body></html>",
+            f"<div class='warning'><p>{html.escape(head.strip('*'))}</p><ul>{items}</ul></div></body></html>",
+        )
     if skipped:
         head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
         md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)

@@ -300,3 +300,101 @@ def test_a_kubeconfig_with_a_ca_file_gives_the_agents_kubeconfig_its_data(tmp_pa
     server, ca = kubeconfig_cluster(kc)
     assert server == "https://127.0.0.1:6443"
     assert ca is not None and base64.b64decode(ca).startswith(b"-----BEGIN CERTIFICATE-----")
+
+
+def test_without_chaos_mesh_its_scenarios_are_skipped_with_why_and_its_baseline_objects_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from itbench_agents.harness.backend import ProvisionRequest
+
+    monkeypatch.setenv(ENDPOINTS_ENV, "")
+    with running_twin(
+        workdir=tmp_path / "c"
+    ) as twin:  # a bare cluster, no Chaos Mesh: the backend deploys the app
+        assert twin.endpoints is not None
+        twin.endpoints.write(tmp_path / "live.json")
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "-s",
+                "sre/hotel-user-network-loss-v1",
+                "--agent",
+                "noop",
+                "--backend",
+                "live",
+                "--endpoints",
+                str(tmp_path / "live.json"),
+                "--run-dir",
+                str(tmp_path / "r"),
+            ],
+        )
+        assert r.exit_code == 2, r.output
+        assert "skipped sre/hotel-user-network-loss-v1: the cluster does not serve NetworkChaos" in r.output
+        assert "no chosen scenario can run on this cluster" in r.output
+        backend = LiveBackend(tmp_path / "live.json")
+        drill = {
+            "apiVersion": "chaos-mesh.org/v1alpha1",
+            "kind": "Schedule",
+            "metadata": {"name": "gameday", "namespace": "chain"},
+            "spec": {"schedule": "@weekly", "type": "NetworkChaos"},
+        }
+        quota = {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "q", "namespace": "chain"},
+            "spec": {"hard": {"pods": "50"}},
+        }
+        request = ProvisionRequest(
+            app="chain", seed=0, history_s=0.0, folder=tmp_path / "h", customize=lambda m: [*m, drill, quota]
+        )
+        endpoints = backend.provision(request)
+        assert Path(endpoints.kubeconfig).is_file() and (tmp_path / "h" / "endpoints.json").is_file()
+        assert backend.left_out == ["Schedule gameday"]
+        api = backend.admin_api()
+        assert api.exists("v1", "ResourceQuota", "chain", "q")
+        assert ("chaos-mesh.org/v1alpha1", "Schedule") not in backend.served_kinds()
+        backend.close()
+        assert not api.exists("v1", "ResourceQuota", "chain", "q")  # the episode's addition, gone
+        assert api.exists("apps/v1", "Deployment", "chain", "a")  # the app stays for the next episode
+
+
+def test_a_scenario_the_kubeconfig_may_not_inject_is_skipped_with_the_rbac_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from itbench_agents.core.endpoints import kubeconfig_yaml
+    from itbench_agents.harness.access import grant_access
+
+    monkeypatch.setenv(ENDPOINTS_ENV, "")
+    with running_twin(workdir=tmp_path / "c") as twin:
+        assert twin.endpoints is not None
+        admin = KubeApi.from_kubeconfig(None, twin.endpoints.kubeconfig)
+        read_only = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+        token = grant_access(admin, "itbench-viewer", read_only)
+        server, ca = kubeconfig_cluster(twin.endpoints.kubeconfig)
+        (tmp_path / "viewer").write_text(kubeconfig_yaml(server, token=token, ca_data=ca))
+        twin.endpoints.model_copy(update={"kubeconfig": str(tmp_path / "viewer")}).write(
+            tmp_path / "live.json"
+        )
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "-s",
+                "sre/hotel-geo-scaled-to-zero-v1",
+                "--agent",
+                "noop",
+                "--backend",
+                "live",
+                "--endpoints",
+                str(tmp_path / "live.json"),
+                "--run-dir",
+                str(tmp_path / "r"),
+            ],
+        )
+        assert r.exit_code == 2, r.output
+        assert (
+            "skipped sre/hotel-geo-scaled-to-zero-v1: the kubeconfig's user may not patch deployments.apps "
+            "in hotel-reservation" in r.output
+        )
+        assert not (tmp_path / "r").exists()

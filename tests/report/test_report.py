@@ -101,3 +101,17 @@ def test_persona_reports_have_their_figures(tmp_path: Path) -> None:
         assert ">kyverno-update</text>" in page if make is ciso_run else ">f1</text>" in page
         _, again = write_reports([d])
         assert again.read_text() == page  # the same bytes for the same run
+
+
+def test_scenarios_the_backend_could_not_run_are_said_in_the_report(run_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    run = tmp_path / "r"
+    shutil.copytree(run_dir, run)
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["config"]["skipped"] = {"sre/checkout-network-delay-v1": "the cluster does not serve Schedule"}
+    (run / "run.json").write_text(json.dumps(manifest))
+    md, html = write_reports([run])
+    line = "sre/checkout-network-delay-v1: the cluster does not serve Schedule"
+    assert "1 chosen scenario(s) the backend could not run" in md.read_text() and line in md.read_text()
+    assert line in html.read_text()
