@@ -449,6 +449,11 @@ def run_cmd(
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
+        if concurrency > 1 and _shares_a_cluster(config.backend):
+            raise _fail(
+                f"--backend {config.backend} runs its episodes one at a time on one cluster "
+                "(they would change the same app): use --concurrency 1"
+            )
         runner = _executor(executor, concurrency, folder)
         manifest, episodes, resumed = start_run(folder, config, registry)
     except (UnknownScenarioError, ScenarioSelectionError, UnknownAgentError, RunFolderError) as e:
@@ -570,6 +575,17 @@ def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | Non
             "run(s) in their persona's own environment"
         )
     return skipped
+
+
+def _shares_a_cluster(backend: str) -> bool:
+    """Whether ``backend`` serves every episode from one cluster that outlives it (``live``)."""
+    if backend == "twin":
+        return False
+    from ..harness.backend import SHARED_CLUSTER
+    from ..harness.backends import REGISTRY, backend_entry
+
+    factory = REGISTRY.factory(backend_entry(backend))
+    return SHARED_CLUSTER in getattr(factory, "capabilities", frozenset())
 
 
 def _check_live(chosen: list[Any], endpoints: Path | None) -> dict[str, str]:

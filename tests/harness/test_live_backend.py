@@ -332,6 +332,27 @@ def test_without_chaos_mesh_its_scenarios_are_skipped_with_why_and_its_baseline_
         assert r.exit_code == 2, r.output
         assert "skipped sre/hotel-user-network-loss-v1: the cluster does not serve NetworkChaos" in r.output
         assert "no chosen scenario can run on this cluster" in r.output
+        # one cluster, one episode at a time
+        r = runner.invoke(
+            app,
+            [
+                "run",
+                "-s",
+                "sre/hotel-geo-scaled-to-zero-v1",
+                "--agent",
+                "noop",
+                "--backend",
+                "live",
+                "--endpoints",
+                str(tmp_path / "live.json"),
+                "--concurrency",
+                "2",
+                "--run-dir",
+                str(tmp_path / "r"),
+            ],
+        )
+        assert r.exit_code == 2 and "one at a time on one cluster" in r.output, r.output
+        assert not (tmp_path / "r").exists()
         backend = LiveBackend(tmp_path / "live.json")
         drill = {
             "apiVersion": "chaos-mesh.org/v1alpha1",
