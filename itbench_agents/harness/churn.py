@@ -677,7 +677,7 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
         env.backend.sync()
         env.backend.advance(gap, step=env.step_s)
     from .endstate import alert_identity
-    from .twin_env import incident_alerts
+    from .firing import incident_alerts
 
     firing = [
         a.get("labels") or {} for a in incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)

@@ -247,16 +247,14 @@ class LiveBackend:
             self.advance(15.0, step=15.0)
 
     def _firing(self) -> set[str]:
-        url = f"{self.cluster.prometheus_url}/api/v1/alerts"
-        alerts = requests.get(url, timeout=30).json().get("data", {}).get("alerts", [])
-        return {
-            a["labels"].get("alertname", "")
-            for a in alerts
-            if a.get("state") == "firing"
-            and a["labels"].get("namespace") in (None, self.namespace)
-            and a["labels"].get("severity") != "none"  # kube-prometheus' always-firing Watchdog
-            and a["labels"].get("alertname") not in ALWAYS_FIRING
+        from .firing import incident_alerts
+
+        assert self.cluster.prometheus_url
+        names = {
+            str((a.get("labels") or {}).get("alertname", ""))
+            for a in incident_alerts(self.cluster.prometheus_url, self.namespace)
         }
+        return names - ALWAYS_FIRING
 
     # ------------------------------------------------------------------ clock
     def now(self) -> float:

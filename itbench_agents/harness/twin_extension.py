@@ -12,8 +12,26 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..core.score import Score
 
 if TYPE_CHECKING:
+    from ..k8s.client import KubeApi
+    from ..scenario.spec import Scenario
+    from .backend import Backend
     from .records import EndStateCheckRecord
-    from .twin_env import TwinEnvironment
+
+
+class ExtendedEnvironment(Protocol):
+    """What an extension reads of the environment it extends (``twin_env.TwinEnvironment``)."""
+
+    scenario: Scenario
+    api: KubeApi | None
+    backend: Backend
+    injected_at: float | None
+
+    @property
+    def twin(self) -> Any:
+        """The embedded cluster where the backend is the twin (None otherwise)."""
+        ...
+
+    def now(self) -> float: ...
 
 
 class TwinExtension(Protocol):
@@ -33,22 +51,22 @@ class TwinExtension(Protocol):
         """The twin addons it runs beside the app."""
         ...
 
-    def deployed(self, env: TwinEnvironment) -> None:
+    def deployed(self, env: ExtendedEnvironment) -> None:
         """After the app is deployed and served (raise ``EnvironmentError_`` on failure)."""
         ...
 
-    def baseline_taken(self, env: TwinEnvironment) -> None:
+    def baseline_taken(self, env: ExtendedEnvironment) -> None:
         """Right after the baseline, before the faults."""
         ...
 
-    def injected(self, env: TwinEnvironment) -> None:
+    def injected(self, env: ExtendedEnvironment) -> None:
         """Right after the faults."""
         ...
 
-    def end_state_checks(self, env: TwinEnvironment) -> list[EndStateCheckRecord]:
+    def end_state_checks(self, env: ExtendedEnvironment) -> list[EndStateCheckRecord]:
         """Its own mitigation checks, run last (they may change the cluster); fault scenarios only."""
         ...
 
-    def scores(self, env: TwinEnvironment) -> dict[str, Score]:
+    def scores(self, env: ExtendedEnvironment) -> dict[str, Score]:
         """Its named scores of the end state."""
         ...

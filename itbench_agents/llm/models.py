@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .errors import ModelConfigError as ModelConfigError
+
 Backend = Literal["scripted", "openai", "litellm"]
-
-
-class ModelConfigError(ValueError):
-    """A model string, key or server that cannot work: reported once, before the run starts."""
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class Replayer:
     def __init__(self, root: str | Path, role: str) -> None:
         self.dir = Path(root) / role
         if not self.dir.is_dir():
-            from .models import ModelConfigError
+            from .errors import ModelConfigError
 
             raise ModelConfigError(
                 f"--replay {root}: no recorded exchanges for the {role} model ({self.dir} missing)"

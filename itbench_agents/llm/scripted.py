@@ -46,7 +46,7 @@ class ScriptedTurn(BaseModel):
 
 def load_script(path: Path, role: str = "agent") -> list[ScriptedTurn]:
     """Read and validate a script; errors name the file and the bad field."""
-    from .models import ModelConfigError
+    from .errors import ModelConfigError
 
     try:
         data = yaml.safe_load(path.read_text())

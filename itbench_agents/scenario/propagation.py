@@ -4,11 +4,30 @@ agent's chain against it)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .spec import GroundTruth
+
+class _Edge(Protocol):
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+
+class _Group(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+class GroundTruth(Protocol):
+    """What the chains read of a scenario's ground truth (``spec.GroundTruth``)."""
+
+    @property
+    def propagations(self) -> Iterable[_Edge]: ...
+
+    def root_causes(self) -> Iterable[_Group]: ...
 
 
 def longest_path(edges: list[tuple[str, str]], starts: Sequence[str]) -> list[str]:

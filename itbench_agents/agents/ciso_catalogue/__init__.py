@@ -30,6 +30,7 @@ from ...core.task import Task
 from ...k8s.client import KubeApi, KubeApiError
 from ..base import AgentConfig
 from ..rego_answer import leave_rego_answer
+from .wording import holds, words
 
 Obj = dict[str, Any]
 HOST = re.compile(r"\b([a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,}|[a-z0-9-]+\.(?:com|io|org|net|dev|local))\b")
@@ -106,16 +107,6 @@ def rego_answer(entry: Entry, namespace: str) -> tuple[str, str] | None:
     return script, REGO_PRELUDE + "\n" + spec["violations"] + REGO_TAIL
 
 
-def _words(text: str) -> list[str]:
-    """Lowercase words with a trailing ``s`` dropped (``ports`` → ``port``); ``NET_RAW`` → ``net raw``."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())]
-
-
-def _holds(words: list[str], phrase: str) -> bool:
-    p = _words(phrase)
-    return any(words[i : i + len(p)] == p for i in range(len(words) - len(p) + 1))
-
-
 def control_text(goal: str) -> str:
     """The control's sentence of a goal: after "The additional requirement:" in an update goal, the
     first indented line of a new-policy goal; the whole goal when neither is found."""
@@ -129,12 +120,12 @@ def control_text(goal: str) -> str:
 def best_entry(control: str) -> Entry | None:
     """The entry with the most keyword phrases in ``control`` (ties: the longer phrases); None when
     no phrase is found."""
-    words = _words(control)
+    said = words(control)
     scored = []
     for e in catalogue():
-        found = [k for k in e.keywords if _holds(words, k)]
+        found = [k for k in e.keywords if holds(said, k)]
         if found:
-            scored.append((len(found), sum(len(_words(k)) for k in found), e))
+            scored.append((len(found), sum(len(words(k)) for k in found), e))
     if not scored:
         return None
     return max(scored, key=lambda s: (s[0], s[1]))[2]
@@ -160,7 +151,7 @@ COMMON = frozenset({
 def _content(obj: Any) -> set[str]:
     """The words of a policy or rules, their field names included (``securityContext``,
     ``containers``...), without the words every Kyverno rule has."""
-    return set(_words(yaml.safe_dump(obj))) - {w[:-1] if w.endswith("s") else w for w in COMMON} - COMMON
+    return set(words(yaml.safe_dump(obj))) - {w[:-1] if w.endswith("s") else w for w in COMMON} - COMMON
 
 
 SECTIONS = {

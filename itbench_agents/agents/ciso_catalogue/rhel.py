@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from . import _holds, _words
+from .wording import holds, words
 
 Entry = dict[str, Any]
 SAVE = """    - name: save collected_data.json on the controller
@@ -36,12 +36,12 @@ def rhel_catalogue() -> tuple[Entry, ...]:
 
 
 def best_rhel_entry(control: str) -> Entry | None:
-    words = _words(control)
+    said = words(control)
     scored = []
     for i, e in enumerate(rhel_catalogue()):
-        found = [k for k in e["keywords"] if _holds(words, k)]
+        found = [k for k in e["keywords"] if holds(said, k)]
         if found:
-            scored.append((len(found), sum(len(_words(k)) for k in found), -i, e))
+            scored.append((len(found), sum(len(words(k)) for k in found), -i, e))
     return max(scored, key=lambda s: s[:3])[3] if scored else None
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.score import Score
 from ...harness.environment import EnvironmentError_
+from ...harness.firing import match_expected
 from ...harness.records import EndStateCheckRecord
-from ...harness.twin_env import match_expected
 from ...k8s.client import KubeApiError
 from .alerts import (
     canary_size,
@@ -25,7 +25,7 @@ from .proximity import HOUR, namespace_cost, proximity_scores
 from .starved import starved_containers
 
 if TYPE_CHECKING:
-    from ...harness.twin_env import TwinEnvironment
+    from ...harness.twin_extension import ExtendedEnvironment
 
 FINOPS_HISTORY_S = 7 * 86400.0 + 3600.0
 """A FinOps scenario's pre-history: the week its cost alerts compare spend with, and an hour."""
@@ -68,7 +68,7 @@ class FinopsTwinExtension:
         # the cost alerts come as the team's PrometheusRule (deployed), not as rule files
         return [PrometheusOperatorAddon(), OpenCostAddon(library_pricing(), rule_files=False)]
 
-    def deployed(self, env: TwinEnvironment) -> None:
+    def deployed(self, env: ExtendedEnvironment) -> None:
         assert env.api is not None
         if env.twin is None or "opencost" not in getattr(env.twin, "addons", {}):
             raise EnvironmentError_(
@@ -80,14 +80,14 @@ class FinopsTwinExtension:
         except KubeApiError as e:
             raise EnvironmentError_(f"deploy: the cost alerts' PrometheusRule: {e}") from e
 
-    def baseline_taken(self, env: TwinEnvironment) -> None:
+    def baseline_taken(self, env: ExtendedEnvironment) -> None:
         self.cost_optimal = _namespace_cost(env, env.now() - HOUR, env.now())
 
-    def injected(self, env: TwinEnvironment) -> None:
+    def injected(self, env: ExtendedEnvironment) -> None:
         assert env.injected_at is not None
         self.reference_alerts = reference_engine(env.twin, env.injected_at)
 
-    def scores(self, env: TwinEnvironment) -> dict[str, Score]:
+    def scores(self, env: ExtendedEnvironment) -> dict[str, Score]:
         """The paper's four proximity metrics of the end state (the last hour of the settle period)
         to the optimal one (the hour before the fault)."""
         if self.cost_optimal is None:
@@ -99,7 +99,7 @@ class FinopsTwinExtension:
             for name, (v, why, meta) in proximity_scores(observed, self.cost_optimal).items()
         }
 
-    def end_state_checks(self, env: TwinEnvironment) -> list[EndStateCheckRecord]:
+    def end_state_checks(self, env: ExtendedEnvironment) -> list[EndStateCheckRecord]:
         """The waste is gone by the reference cost rules (whatever the agent did to the team's
         rule), then the team's rule still catches a known waste (the canary, run last: it changes
         the cluster, so everything else is scored first)."""
@@ -160,5 +160,5 @@ class FinopsTwinExtension:
         return out
 
 
-def _namespace_cost(env: TwinEnvironment, start: float, end: float) -> Any:
+def _namespace_cost(env: ExtendedEnvironment, start: float, end: float) -> Any:
     return namespace_cost(env.twin.addons["opencost"].cost_model(), env.scenario.namespace, start, end)

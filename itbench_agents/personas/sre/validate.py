@@ -30,7 +30,7 @@ def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
 def _firing_in_namespace(prometheus_url: str, namespace: str, known: Sequence[str] = ()) -> list[str]:
     """Alert names firing in ``namespace``, except the alerts (identities) in ``known``."""
     from ...harness.endstate import alert_identity
-    from ...harness.twin_env import incident_alerts
+    from ...harness.firing import incident_alerts
 
     return sorted(
         {
@@ -163,7 +163,7 @@ def _check_churn(res: ValidationResult, env: Any) -> None:
         problems.append("no benign change possible: " + "; ".join(plan.skipped))
     if plan.unexplained_alerts():
         problems.append("alerts firing after the churn: " + ", ".join(plan.unexplained_alerts()))
-    from ...harness.twin_env import match_expected
+    from ...harness.firing import match_expected
 
     expected, _ = match_expected(env.scenario.alerts, [{"labels": labels} for labels in plan.planted_labels])
     if expected:

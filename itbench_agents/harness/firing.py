@@ -1,0 +1,54 @@
+"""The alerts firing now, from Prometheus' alerts API (``GET /api/v1/alerts``), and the scenario's
+expected alerts matched against them: what the alert wait, the churn, the end-state checks and the
+live backend's quiet wait read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from ..scenario.spec import ExpectedAlert
+
+
+def alert_label(a: ExpectedAlert) -> str:
+    if not a.labels:
+        return a.name
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(a.labels.items()))
+    return f"{a.name}{{{inner}}}"
+
+
+def firing_alerts(prometheus_url: str) -> list[dict[str, Any]]:
+    """Alerts in state ``firing`` from ``GET /api/v1/alerts`` (Prometheus' wire format)."""
+    r = requests.get(prometheus_url.rstrip("/") + "/api/v1/alerts", timeout=30)
+    r.raise_for_status()
+    alerts = r.json().get("data", {}).get("alerts", [])
+    return [a for a in alerts if a.get("state") == "firing"]
+
+
+def incident_alerts(prometheus_url: str, namespace: str) -> list[dict[str, Any]]:
+    """Firing alerts of ``namespace`` or of no namespace (cluster-wide), without those of severity
+    ``none``: kube-prometheus' always-firing Watchdog says the pipeline works, not that anything
+    is wrong."""
+    return [
+        a
+        for a in firing_alerts(prometheus_url)
+        if (a.get("labels") or {}).get("namespace") in (None, namespace)
+        and (a.get("labels") or {}).get("severity") != "none"
+    ]
+
+
+def match_expected(
+    expected: list[ExpectedAlert], firing: list[dict[str, Any]]
+) -> tuple[list[str], list[str]]:
+    hit: list[str] = []
+    miss: list[str] = []
+    for e in expected:
+        ok = any(
+            (f.get("labels") or {}).get("alertname") == e.name
+            and all((f.get("labels") or {}).get(k) == v for k, v in e.labels.items())
+            for f in firing
+        )
+        (hit if ok else miss).append(alert_label(e))
+    return hit, miss
