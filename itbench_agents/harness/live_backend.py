@@ -108,7 +108,7 @@ class LiveBackend:
         """Raise :class:`LiveBackendError` with the reason unless the Kubernetes API and Prometheus
         answer."""
         try:
-            self.admin_api()._request("GET", "/version")
+            self.admin_api().version()
         except KubeApiError as e:
             raise LiveBackendError(f"the Kubernetes API of {self.cluster.kubeconfig}: {e}") from e
         if not self.cluster.prometheus_url:
@@ -199,6 +199,11 @@ class LiveBackend:
             if _key(o) not in base and (o["apiVersion"], o["kind"]) not in served
         ]
         manifests = [o for o in manifests if _key(o) in base or (o["apiVersion"], o["kind"]) in served]
+        if self.left_out:
+            _say(
+                "left out of the protected baseline (the cluster does not serve them): "
+                + ", ".join(self.left_out)
+            )
         apply_manifests(api, manifests)
         self._wait_ready()
         self._wait_history(request.history_s)
@@ -342,12 +347,16 @@ class LiveBackend:
         problems += restore_nodes(api, self._nodes)
         self.started_at = None
         if problems:
-            import sys
-
-            print("itbench live: could not restore: " + "; ".join(problems), file=sys.stderr)
+            _say("could not restore: " + "; ".join(problems))
 
 
 # ---------------------------------------------------------------------- helpers
+def _say(message: str) -> None:
+    import sys
+
+    print(f"itbench live: {message}", file=sys.stderr)
+
+
 def _read_endpoints(endpoints: Endpoints | str | Path | None) -> Endpoints:
     if isinstance(endpoints, Endpoints):
         return endpoints

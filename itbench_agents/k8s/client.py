@@ -85,6 +85,10 @@ class KubeApi:
         api._credentials = cfg
         return api
 
+    def version(self) -> dict[str, Any]:
+        """``GET /version``: the server's build (``kubectl version``); raises when it does not answer."""
+        return dict(self._request("GET", "/version"))
+
     def post(self, path: str, body: Any) -> dict[str, Any]:
         """``POST`` to a raw API path (e.g. a ServiceAccount's ``/token`` subresource)."""
         return dict(self._request("POST", path, body))

@@ -357,6 +357,17 @@ def load_records(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
     return [r for d in run_dirs for r in _read_run(d)]
 
 
+def _with_warning(md_text: str, html_text: str, head: str, lines: list[str]) -> tuple[str, str]:
+    """Both reports with a warning (``head`` and its ``lines``) appended."""
+    md_text += f"\n**{head}**\n\n" + "".join(f"- {x}\n" for x in lines)
+    items = "".join(f"<li>{html.escape(x)}</li>" for x in lines)
+    html_text = html_text.replace(
+        "</body></html>",
+        f"<div class='warning'><p>{html.escape(head)}</p><ul>{items}</ul></div></body></html>",
+    )
+    return md_text, html_text
+
+
 def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None) -> tuple[Path, Path]:
     dirs = [Path(d) for d in run_dirs]
     out_dir = Path(out) if out else dirs[0]
@@ -403,21 +414,11 @@ def write_reports(run_dirs: Sequence[str | Path], out: str | Path | None = None)
         md_text += "\n" + plugin_markdown(others)
         html_text = html_text.replace("</body></html>", plugin_html(others, links) + "\n</body></html>")
     if not_run:  # chosen, but the backend could not run them: said, never silently out of the tables
-        head = f"**{len(not_run)} chosen scenario(s) the backend could not run (in no table above):**"
-        md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in not_run)
-        items = "".join(f"<li>{html.escape(x)}</li>" for x in not_run)
-        html_text = html_text.replace(
-            "</body></html>",
-            f"<div class='warning'><p>{html.escape(head.strip('*'))}</p><ul>{items}</ul></div></body></html>",
-        )
+        head = f"{len(not_run)} chosen scenario(s) the backend could not run (in no table above):"
+        md_text, html_text = _with_warning(md_text, html_text, head, not_run)
     if skipped:
-        head = f"**{len(skipped)} record line(s) not written by the harness were skipped:**"
-        md_text += "\n" + head + "\n\n" + "".join(f"- {x}\n" for x in skipped)
-        items = "".join(f"<li>{html.escape(x)}</li>" for x in skipped)
-        html_text = html_text.replace(
-            "</body></html>",
-            f"<div class='warning'><p>{html.escape(head.strip('*'))}</p><ul>{items}</ul></div></body></html>",
-        )
+        head = f"{len(skipped)} record line(s) not written by the harness were skipped:"
+        md_text, html_text = _with_warning(md_text, html_text, head, skipped)
     md.write_text(md_text)
     page = out_dir / "report.html"
     page.write_text(html_text)

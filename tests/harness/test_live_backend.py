@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -62,6 +63,14 @@ def _verdicts(run_dir: Path) -> dict[tuple[str, str], tuple[bool, bool]]:
             bool((r.get("mitigation") or {}).get("passed")),
         )
     return out
+
+
+def _live_run(tmp_path: Path, scenario: str, *more: str) -> Any:
+    """``itbench run -s SCENARIO --agent noop --backend live --endpoints live.json`` in this process."""
+    args = ["run", "-s", scenario, "--agent", "noop", "--backend", "live"]
+    return runner.invoke(
+        app, [*args, "--endpoints", str(tmp_path / "live.json"), *more, "--run-dir", str(tmp_path / "r")]
+    )
 
 
 def _itbench_run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -229,35 +238,18 @@ def test_the_live_backend_says_what_is_missing_before_any_episode(
         kubeconfig=str(kubeconfig), kube_url="http://127.0.0.1:9", prometheus_url="http://127.0.0.1:9"
     )
     ep.write(tmp_path / "live.json")
-    args = ["run", "-s", "sre/hotel-geo-scaled-to-zero-v1", "--agent", "noop", "--backend", "live"]
-    r = runner.invoke(
-        app, [*args, "--endpoints", str(tmp_path / "live.json"), "--run-dir", str(tmp_path / "r")]
-    )
+    r = _live_run(tmp_path, "sre/hotel-geo-scaled-to-zero-v1")
     assert r.exit_code == 2 and "cannot reach the API server" in r.output, r.output
     assert not (tmp_path / "r").exists()
     # a scenario whose persona needs a system beside the app (FinOps: OpenCost)
-    r = runner.invoke(
-        app,
-        [
-            "run",
-            "-s",
-            "finops/accounting-hpa-minimum-pinned-high-v1",
-            "--agent",
-            "noop",
-            "--backend",
-            "live",
-            "--endpoints",
-            str(tmp_path / "live.json"),
-            "--run-dir",
-            str(tmp_path / "r"),
-        ],
-    )
+    r = _live_run(tmp_path, "finops/accounting-hpa-minimum-pinned-high-v1")
     assert (
         r.exit_code == 2 and "does not install systems beside the app" in r.output and "opencost" in r.output
     )
     # --endpoints is for the live backend only
+    args = ["run", "-s", "sre/hotel-geo-scaled-to-zero-v1", "--agent", "noop"]
     r = runner.invoke(
-        app, [*args[:-2], "--endpoints", str(tmp_path / "live.json"), "--run-dir", str(tmp_path / "r")]
+        app, [*args, "--endpoints", str(tmp_path / "live.json"), "--run-dir", str(tmp_path / "r")]
     )
     assert r.exit_code == 2 and "--endpoints is for --backend live" in r.output
     # from the environment it is no error: a user who exported it runs the twin as before
@@ -313,44 +305,12 @@ def test_without_chaos_mesh_its_scenarios_are_skipped_with_why_and_its_baseline_
     ) as twin:  # a bare cluster, no Chaos Mesh: the backend deploys the app
         assert twin.endpoints is not None
         twin.endpoints.write(tmp_path / "live.json")
-        r = runner.invoke(
-            app,
-            [
-                "run",
-                "-s",
-                "sre/hotel-user-network-loss-v1",
-                "--agent",
-                "noop",
-                "--backend",
-                "live",
-                "--endpoints",
-                str(tmp_path / "live.json"),
-                "--run-dir",
-                str(tmp_path / "r"),
-            ],
-        )
+        r = _live_run(tmp_path, "sre/hotel-user-network-loss-v1")
         assert r.exit_code == 2, r.output
         assert "skipped sre/hotel-user-network-loss-v1: the cluster does not serve NetworkChaos" in r.output
         assert "no chosen scenario can run on this cluster" in r.output
         # one cluster, one episode at a time
-        r = runner.invoke(
-            app,
-            [
-                "run",
-                "-s",
-                "sre/hotel-geo-scaled-to-zero-v1",
-                "--agent",
-                "noop",
-                "--backend",
-                "live",
-                "--endpoints",
-                str(tmp_path / "live.json"),
-                "--concurrency",
-                "2",
-                "--run-dir",
-                str(tmp_path / "r"),
-            ],
-        )
+        r = _live_run(tmp_path, "sre/hotel-geo-scaled-to-zero-v1", "--concurrency", "2")
         assert r.exit_code == 2 and "one at a time on one cluster" in r.output, r.output
         assert not (tmp_path / "r").exists()
         backend = LiveBackend(tmp_path / "live.json")
@@ -403,22 +363,7 @@ def test_a_scenario_the_kubeconfig_may_not_inject_is_skipped_with_the_rbac_reaso
         twin.endpoints.model_copy(update={"kubeconfig": str(tmp_path / "viewer")}).write(
             tmp_path / "live.json"
         )
-        r = runner.invoke(
-            app,
-            [
-                "run",
-                "-s",
-                "sre/hotel-geo-scaled-to-zero-v1",
-                "--agent",
-                "noop",
-                "--backend",
-                "live",
-                "--endpoints",
-                str(tmp_path / "live.json"),
-                "--run-dir",
-                str(tmp_path / "r"),
-            ],
-        )
+        r = _live_run(tmp_path, "sre/hotel-geo-scaled-to-zero-v1")
         assert r.exit_code == 2, r.output
         assert (
             "skipped sre/hotel-geo-scaled-to-zero-v1: the kubeconfig's user may not patch deployments.apps "
