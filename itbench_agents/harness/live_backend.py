@@ -212,9 +212,6 @@ class LiveBackend:
         self._endpoints = self.cluster.model_copy(
             update={
                 "kube_url": self.cluster.kube_url or server,
-                # a masked source is not handed out at all (the twin hides traces in its Jaeger)
-                "jaeger_url": None if "traces" in request.masked else self.cluster.jaeger_url,
-                "loki_url": None if "logs" in request.masked else self.cluster.loki_url,
             }
         )
         request.folder.mkdir(parents=True, exist_ok=True)

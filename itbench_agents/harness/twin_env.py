@@ -50,6 +50,12 @@ from .twin_backend import TwinBackend
 from .twin_extension import TwinExtension
 
 ALERT_POLL_S = 30.0
+MASKED_FIELDS = {
+    "traces": ("jaeger_url",),
+    "logs": ("loki_url",),
+    "metrics": ("prometheus_url", "alertmanager_url"),
+}
+"""The endpoints each ``--mask`` source leaves out of the agent's endpoints file."""
 
 
 def admin_api(backend: Backend, endpoints: Endpoints) -> KubeApi:
@@ -322,6 +328,9 @@ class TwinEnvironment:
             update={
                 "kubeconfig": str(creds.kubeconfig),
                 "kubeconfig_readonly": str(creds.kubeconfig_readonly),
+                # a masked source is not handed to the agent at all (a command agent is not held
+                # to the built-in tools' refusal); the harness keeps its own endpoints
+                **{field: None for source in self.masked for field in MASKED_FIELDS.get(source, ())},
             }
         )
         self.agent_endpoints.write(self.workdir / "endpoints.json")
