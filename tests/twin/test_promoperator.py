@@ -6,19 +6,17 @@ kubectl."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.kubectl_cluster import KUBECTL, KubectlCluster
 
 from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")
 
 RULE = """
@@ -42,23 +40,8 @@ spec:
 """
 
 
-class Cluster:
-    def __init__(self, twin: Twin, kubeconfig: Path) -> None:
-        self.twin, self.kubeconfig = twin, kubeconfig
-
-    def kubectl(
-        self, *args: str, stdin: str | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        res = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check and res.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)}: {res.stderr}{res.stdout}")
-        return res
+class Cluster(KubectlCluster):
+    twin: Twin
 
     def firing(self) -> set[str]:
         return {a.name for a in self.twin.alerts.firing(self.twin.now())}

@@ -5,14 +5,13 @@ real kubectl and the API — what a CISO agent and the CISO scorer will see."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from support.kubectl_cluster import KUBECTL, KubectlCluster
 
 from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.k8s.kinds import GroupResource
@@ -20,7 +19,6 @@ from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")
 REPORTS = GroupResource("wgpolicyk8s.io", "policyreports")
 
@@ -59,26 +57,8 @@ spec:
 """
 
 
-class Cluster:
-    def __init__(self, twin: Twin, kubeconfig: Path) -> None:
-        self.twin, self.kubeconfig = twin, kubeconfig
-
-    def kubectl(
-        self, *args: str, stdin: str | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        res = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check and res.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)}: {res.stderr}{res.stdout}")
-        return res
-
-    def apply(self, text: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.kubectl("apply", "-f", "-", stdin=text, check=check)
+class Cluster(KubectlCluster):
+    twin: Twin
 
     def reports(self) -> list[dict[str, Any]]:
         self.twin.sync()
