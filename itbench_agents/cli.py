@@ -8,6 +8,8 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
+- ``itbench problem ...``                 itbench_agents/problem/cli.py
+- ``itbench snapshot ...``                itbench_agents/snapshots/cli.py
 - ``itbench kyverno ...``                 itbench_agents/twin/addons/kyverno/cli.py
 - ``itbench opa ...``                     itbench_agents/twin/addons/opa/cli.py
 
@@ -51,6 +53,7 @@ def _assemble(app: typer.Typer) -> None:
     from .llm.cli import llm_app
     from .personas.ciso.host_cli import serve_host
     from .problem.cli import problem_app
+    from .snapshots.cli import snapshot_app
     from .tools.cli import mcp_app, tools_app
     from .twin.addons.kyverno.cli import kyverno_app
     from .twin.addons.opa.cli import opa_app
@@ -67,6 +70,7 @@ def _assemble(app: typer.Typer) -> None:
     app.add_typer(opa_app, name="opa")
     app.add_typer(llm_app, name="llm")
     app.add_typer(problem_app, name="problem")
+    app.add_typer(snapshot_app, name="snapshot")
     register_harness(app)
 
 

@@ -258,6 +258,14 @@ def run_cmd(
             "docs/live-cluster.md); the live backend also reads $ITBENCH_LIVE_ENDPOINTS",
         ),
     ] = None,
+    snapshots: Annotated[
+        Path | None,
+        typer.Option(
+            help="score diagnoses on recorded snapshots (`itbench snapshot record`) instead of the twin: "
+            "every scenario recorded under this folder, or those of --scenario/--suite that are",
+            envvar="ITBENCH_SNAPSHOTS",
+        ),
+    ] = None,
     executor: Annotated[
         str | None,
         typer.Option(
@@ -338,7 +346,12 @@ def run_cmd(
             folder = resume
             if config.backend == "live":  # the cluster answers again (--endpoints, or its variable)
                 _check_live([], endpoints)
+            if config.snapshots is not None:  # the episodes' processes find the folder again
+                _snapshots_of(Path(config.snapshots))
         else:
+            recorded = _snapshots_of(snapshots) if snapshots is not None else None
+            if recorded is not None and not suite and not scenario:
+                scenario = sorted(recorded)
             if not suite and not scenario:
                 raise _fail("choose scenarios with --suite or --scenario")
             if not agent:
@@ -424,7 +437,19 @@ def run_cmd(
                         f"agent {name!r} works on {' and '.join(works_on)} scenarios; the chosen ones include "
                         f"{' and '.join(other)} scenarios (choose with --suite {works_on[0]})"
                     )
-            skipped = _check_backend_choice(backend, chosen, endpoints)
+            if recorded is not None:
+                if backend != "twin" or environment != "twin":
+                    raise _fail(
+                        "--snapshots serves the recorded snapshots: leave --backend and --environment out"
+                    )
+                skipped = {
+                    s.id: "no snapshot recorded under --snapshots" for s in chosen if s.id not in recorded
+                }
+                from ..snapshots.environment import FACTORY
+
+                environment = FACTORY
+            else:
+                skipped = _check_backend_choice(backend, chosen, endpoints)
             chosen = [s for s in chosen if s.id not in skipped]
             for sid, why in skipped.items():
                 console.print(f"skipped {sid}: {why}", highlight=False, soft_wrap=True)
@@ -446,6 +471,7 @@ def run_cmd(
                 churn=_churn(churn),
                 scenario_dirs=extra_dirs,
                 skipped=skipped,
+                snapshots=str(snapshots.resolve()) if snapshots is not None else None,
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
@@ -575,6 +601,25 @@ def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | Non
             "run(s) in their persona's own environment"
         )
     return skipped
+
+
+def _snapshots_of(folder: Path) -> dict[str, Path]:
+    """The snapshots recorded under ``folder`` by scenario (an error before the run when none or a
+    snapshot does not read); the episodes' processes find the folder in ``$ITBENCH_SNAPSHOTS``."""
+    import os
+
+    from ..snapshots.environment import SNAPSHOTS_ENV
+    from ..snapshots.layout import SnapshotError
+    from ..snapshots.read import find_snapshots
+
+    try:
+        found = find_snapshots(folder)
+    except SnapshotError as e:
+        raise _fail(f"--snapshots: {e}") from None
+    if not found:
+        raise _fail(f"--snapshots {folder}: no snapshot recorded there (`itbench snapshot record`)")
+    os.environ[SNAPSHOTS_ENV] = str(folder.resolve())
+    return found
 
 
 def _shares_a_cluster(backend: str) -> bool:

@@ -19,6 +19,7 @@ from ..harness.records import EpisodeRecord, RunManifest
 from ..personas.ciso.spec import CisoScenario
 from ..personas.finops.anomaly_spec import AnomalyScenario
 from ..scenario.spec import Scenario
+from ..snapshots.layout import SnapshotMeta
 
 
 def schemas() -> dict[str, dict[str, Any]]:
@@ -30,6 +31,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "scenario.schema.json": Scenario.model_json_schema(),
         "ciso-scenario.schema.json": CisoScenario.model_json_schema(by_alias=True),
         "finops-anomaly-scenario.schema.json": AnomalyScenario.model_json_schema(),
+        "snapshot.schema.json": SnapshotMeta.model_json_schema(),
     }
 
 

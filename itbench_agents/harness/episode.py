@@ -323,8 +323,11 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                 if callable(prime):
                     prime(env.privileged_context())
                 hide = getattr(agent, "hide_paths", None)
-                if callable(hide):  # sandboxed agents: the run folder stays out of sight
-                    hide(sorted({str(Path(d).resolve()) for d in (spec.run_dir, spec.artifacts_dir) if d}))
+                if callable(hide):  # sandboxed agents: the run folder stays out of sight, and what
+                    # the environment keeps from agents (a snapshot's ground truth)
+                    private: list[str] = getattr(env, "private_paths", list)()
+                    dirs = (spec.run_dir, spec.artifacts_dir, *private)
+                    hide(sorted({str(Path(d).resolve()) for d in dirs if d}))
                 task = env.task(spec.limits)
                 tracker = LimitTracker(spec.limits)
                 env_now = env.now

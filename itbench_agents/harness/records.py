@@ -83,6 +83,9 @@ class RunConfig(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict)
     """Chosen scenarios the backend cannot run, with why (a live cluster without Chaos Mesh): left
     out of ``scenarios``, said in the report."""
+    snapshots: str | None = None
+    """The folder of recorded snapshots the episodes are served from (``itbench run --snapshots``;
+    ``snapshots/``), absolute; None: the twin or ``backend``."""
 
     def identity(self) -> dict[str, Any]:
         """The part of the config that must match for a resume."""

@@ -62,7 +62,10 @@ class Twin:
         runtime: ContainerRuntime | None = None,
         nodes: int = 3,
         masked: Iterable[str] = (),
+        controllers: bool = True,
     ) -> None:
+        """``controllers=False``: a cluster nothing acts in (no controller, kubelet or scheduler, no
+        bootstrap objects): what a recorded snapshot is served from (``replay.py``)."""
         self.seed = seed
         self.clock: Clock = clock or VirtualClock()
         self.lock = threading.RLock()
@@ -103,10 +106,11 @@ class Twin:
         self._stop = threading.Event()
         self.created_at = self.clock.now()
 
-        from .controllers import bootstrap_cluster, install_controllers
+        if controllers:
+            from .controllers import bootstrap_cluster, install_controllers
 
-        install_controllers(self)
-        bootstrap_cluster(self, nodes=nodes)
+            install_controllers(self)
+            bootstrap_cluster(self, nodes=nodes)
         self.sync()
 
     # ------------------------------------------------------------------ construction helpers

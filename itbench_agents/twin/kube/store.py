@@ -142,6 +142,27 @@ class ObjectStore:
                 return obj
             return self._commit(gr, "ADDED", obj)
 
+    def restore(self, gr: GroupResource, obj: Obj) -> Obj:
+        """Put back an object as it was recorded (a snapshot): its uid, creationTimestamp,
+        generation and status are kept; only its resourceVersion is this store's. Raises 409 for
+        an object already there."""
+        with self.lock:
+            obj = clone(obj)
+            meta = obj.setdefault("metadata", {})
+            key = (meta.get("namespace", "") or "", meta.get("name", ""))
+            if not key[1]:
+                raise invalid(
+                    obj.get("kind", gr.resource),
+                    "",
+                    [("metadata.name", "FieldValueRequired", "Required value: name is required")],
+                    gr.group,
+                )
+            if key in self._objects.get(gr, {}):
+                raise already_exists(gr.group, gr.resource, key[1])
+            meta.setdefault("uid", self.new_uid())
+            meta.setdefault("creationTimestamp", rfc3339(self._now()))
+            return self._commit(gr, "ADDED", obj)
+
     def update(self, gr: GroupResource, obj: Obj, *, dry_run: bool = False, status_only: bool = False) -> Obj:
         """Replace an object. A ``resourceVersion`` in ``obj`` must match (else 409 Conflict).
 
