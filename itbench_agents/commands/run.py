@@ -266,6 +266,15 @@ def run_cmd(
             envvar="ITBENCH_SNAPSHOTS",
         ),
     ] = None,
+    record_snapshots: Annotated[
+        bool,
+        typer.Option(
+            "--record-snapshots",
+            help="record each SRE episode's observable state at the start of the agent's turn into "
+            "episodes/<id>/snapshot (ITBench-Lite's layout, 40-75 MB each; docs/snapshots.md)",
+            envvar="ITBENCH_RECORD_SNAPSHOTS",
+        ),
+    ] = False,
     executor: Annotated[
         str | None,
         typer.Option(
@@ -472,6 +481,7 @@ def run_cmd(
                 scenario_dirs=extra_dirs,
                 skipped=skipped,
                 snapshots=str(snapshots.resolve()) if snapshots is not None else None,
+                before_agent=_record_hook() if record_snapshots else None,
             )
             folder = run_dir or (runs_dir / new_run_id())
         folder = folder.resolve()  # agents and tools get absolute paths, whatever the cwd
@@ -601,6 +611,12 @@ def _check_backend_choice(backend: str, chosen: list[Any], endpoints: Path | Non
             "run(s) in their persona's own environment"
         )
     return skipped
+
+
+def _record_hook() -> str:
+    from ..snapshots.record import RECORD_HOOK
+
+    return RECORD_HOOK
 
 
 def _snapshots_of(folder: Path) -> dict[str, Path]:

@@ -61,6 +61,7 @@ def plan(config: RunConfig, registry: ScenarioLookup, run_id: str, run_dir: str 
                         environment=config.environment,
                         backend=config.backend,
                         churn=config.churn,
+                        before_agent=config.before_agent,
                     )
                 )
     return specs

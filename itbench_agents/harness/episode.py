@@ -86,6 +86,9 @@ class EpisodeSpec:
     folder: a worker's staging folder, shipped back by its executor (``executors.py``)."""
     churn: str = "default"
     """Benign churn around the fault (``churn.py``): ``default`` or ``none``."""
+    before_agent: str | None = None
+    """``module:function`` called with (environment, episode folder) before the agent's turn; what
+    it returns is noted in the trajectory (``RunConfig.before_agent``)."""
 
     @property
     def episode_id(self) -> str:
@@ -150,9 +153,14 @@ def make_environment(spec: EpisodeSpec, workdir: Path) -> Environment:
             churn=spec.churn,
             backend=make_backend(spec.backend),
         )
-    module, _, attr = spec.environment.partition(":")
-    env: Environment = getattr(importlib.import_module(module), attr)(spec, workdir)
+    env: Environment = _call_target(spec.environment, spec, workdir)
     return env
+
+
+def _call_target(target: str, *args: Any) -> Any:
+    """Call ``module:function`` with ``args``."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)(*args)
 
 
 def agent_config_for(spec: AgentSpec) -> AgentConfig:
@@ -318,6 +326,11 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
                     f"cannot build agent {spec.agent.name!r}: {type(e).__name__}: {e}",
                 )
                 agent = None
+            if agent is not None and spec.before_agent:
+                try:  # the harness's own work (a snapshot of what the agent will see), not timed
+                    note("before_agent", _call_target(spec.before_agent, env, ep_dir))
+                except Exception as e:
+                    traj.write(ErrorEvent(where="before_agent", message=f"{type(e).__name__}: {e}"))
             if agent is not None:
                 prime = getattr(agent, "prime", None)
                 if callable(prime):

@@ -86,6 +86,9 @@ class RunConfig(BaseModel):
     snapshots: str | None = None
     """The folder of recorded snapshots the episodes are served from (``itbench run --snapshots``;
     ``snapshots/``), absolute; None: the twin or ``backend``."""
+    before_agent: str | None = None
+    """``module:function`` called with (environment, episode folder) once the environment is ready
+    and before the agent's turn (``itbench run --record-snapshots``: ``snapshots/record.py``'s)."""
 
     def identity(self) -> dict[str, Any]:
         """The part of the config that must match for a resume."""

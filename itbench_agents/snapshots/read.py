@@ -326,21 +326,20 @@ def _links(root: Path) -> list[tuple[str, str, int]] | None:
 
 
 def find_snapshots(root: Path) -> dict[str, Path]:
-    """Scenario id → folder of each snapshot this project recorded under ``root`` (``root`` itself
-    when it is one); SnapshotError for a ``snapshot.json`` that does not read, or two snapshots of
-    one scenario."""
+    """Scenario id → folder of each snapshot this project recorded under ``root``, at any depth
+    (``itbench snapshot record``'s output, a run folder of ``--record-snapshots``, one snapshot);
+    SnapshotError for a ``snapshot.json`` that does not read, or two snapshots of one scenario."""
     if not root.is_dir():
         raise SnapshotError(f"{root}: not a folder")
-    candidates = (
-        [root] if (root / META_FILE).exists() else sorted(p.parent for p in root.glob(f"*/{META_FILE}"))
-    )
+    candidates = sorted(p.parent for p in root.rglob(META_FILE) if not p.parent.name.endswith(".partial"))
     out: dict[str, Path] = {}
     for folder in candidates:
         meta = read_meta(folder)
         assert meta is not None
         if meta.scenario_id in out:
             raise SnapshotError(
-                f"{folder}: a second snapshot of {meta.scenario_id} (the first: {out[meta.scenario_id]})"
+                f"{folder}: a second snapshot of {meta.scenario_id} (the first: {out[meta.scenario_id]}); "
+                "name a folder that holds one snapshot of each scenario"
             )
         out[meta.scenario_id] = folder
     return out

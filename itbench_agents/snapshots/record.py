@@ -411,3 +411,31 @@ def write_snapshot(
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
     return meta
+
+
+RECORD_HOOK = "itbench_agents.snapshots.record:record_episode"
+"""``RunConfig.before_agent`` of ``itbench run --record-snapshots``."""
+EPISODE_SNAPSHOT = "snapshot"
+
+
+def record_episode(env: Any, episode_folder: Path) -> dict[str, Any]:
+    """The harness's hook before the agent's turn: the episode's observable state, exactly as the
+    agent is about to find it, into ``<episode folder>/snapshot`` (a twin scenario file's episode
+    on any backend; other personas' episodes are left alone)."""
+    scenario = getattr(env, "scenario", None)
+    api = getattr(env, "api", None)
+    if not isinstance(scenario, Scenario) or not isinstance(api, KubeApi):
+        return {"snapshot": None, "why": "only the twin's SRE scenario files are recorded"}
+    ep = env.endpoints
+    rec = Recorder(api, ep.prometheus_url, ep.loki_url, ep.jaeger_url, env.now())
+    meta = write_snapshot(
+        rec,
+        Path(episode_folder) / EPISODE_SNAPSHOT,
+        scenario,
+        seed=int(env.seed),
+        injected_at=env.injected_at,
+        fault_objects=set(env.fault_objects),
+        replicasets_before=set(env.replicasets_before),
+        call_edges=env.call_edges(),
+    )
+    return {"snapshot": EPISODE_SNAPSHOT, "counts": meta.counts}

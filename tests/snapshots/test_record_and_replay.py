@@ -22,9 +22,9 @@ from itbench_agents.snapshots.read import find_snapshots, load_snapshot
 
 SCENARIOS = [
     "sre/hotel-geo-scaled-to-zero-v1",  # hotel-reservation: a workload scaled to zero
-    "sre/frontend-regression-image-rollout-v1",  # otel-demo: a release (the scorer's `released`)
     "sre/control-hotel-reservation-healthy-v1",  # a no-fault control: nothing to report
 ]
+RELEASE = "sre/frontend-regression-image-rollout-v1"  # otel-demo: a release (the scorer's `released`)
 
 
 def _itbench(*args: str) -> subprocess.CompletedProcess[str]:
@@ -88,7 +88,36 @@ def test_the_heuristic_diagnoses_a_recorded_snapshot_as_it_does_the_twin(tmp_pat
     on_twin, on_snapshot = _diagnoses(tmp_path / "twin"), _diagnoses(tmp_path / "snap")
     assert on_snapshot == on_twin
     assert on_twin["sre/hotel-geo-scaled-to-zero-v1"][1] is True
-    assert on_twin["sre/frontend-regression-image-rollout-v1"][1] is True
+
+
+@pytest.mark.slow
+def test_a_run_records_each_episode_as_its_agent_found_it_and_the_snapshot_replays_it_exactly(
+    tmp_path: Path,
+) -> None:
+    """``--record-snapshots``: the snapshot is taken in the episode itself, just before the agent's
+    turn, so the replayed episode is the same one: the whole diagnosis comes back identical."""
+    twin = _itbench(
+        "run", "-s", RELEASE, "--agent", "sre-heuristic", "--record-snapshots", "--run-dir", str(tmp_path / "twin"),
+        "--no-report",
+    )  # fmt: skip
+    assert twin.returncode == 0, twin.stderr
+    (ep,) = (tmp_path / "twin" / "episodes").iterdir()
+    meta, _ = load_snapshot(ep / "snapshot")
+    assert meta is not None and meta.scenario_id == RELEASE and meta.alerts_expected
+    notes = [json.loads(x) for x in (ep / "trajectory.jsonl").read_text().splitlines()]
+    (hook,) = [n for n in notes if n.get("phase") == "before_agent"]
+    assert hook["detail"]["snapshot"] == "snapshot" and hook["detail"]["counts"]["objects"] > 100
+    snap = _itbench(
+        "run", "--snapshots", str(tmp_path / "twin"), "--agent", "sre-heuristic", "--run-dir", str(tmp_path / "snap"),
+        "--no-report",
+    )  # fmt: skip
+    assert snap.returncode == 0, snap.stderr
+    (snap_ep,) = (tmp_path / "snap" / "episodes").iterdir()
+    on_twin = json.loads((ep / "output.json").read_text())["diagnosis"]
+    on_snapshot = json.loads((snap_ep / "output.json").read_text())["diagnosis"]
+    assert on_snapshot == on_twin
+    assert _diagnoses(tmp_path / "snap") == _diagnoses(tmp_path / "twin")
+    assert _diagnoses(tmp_path / "twin")[RELEASE][1] is True
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +125,7 @@ def control_snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The no-fault control recorded (5 minutes of telemetry) under ``<tmp>/snaps``."""
     out = tmp_path_factory.mktemp("control") / "snaps"
     rec = CliRunner().invoke(
-        app, ["snapshot", "record", "-s", SCENARIOS[2], "--out", str(out), "--window-s", "300"]
+        app, ["snapshot", "record", "-s", SCENARIOS[1], "--out", str(out), "--window-s", "300"]
     )
     assert rec.exit_code == 0, rec.output
     return out
@@ -111,7 +140,7 @@ def test_run_with_snapshots_skips_what_was_not_recorded_and_refuses_a_folder_wit
         "--snapshots",
         str(control_snapshots),
         "-s",
-        SCENARIOS[2],
+        SCENARIOS[1],
         "-s",
         SCENARIOS[0],
         "--agent",
