@@ -164,3 +164,26 @@ def test_snapshot_serve_gives_a_read_only_kubeconfig_until_interrupted(tmp_path:
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert f"serving {SCENARIO} (seed 3)" in err
+
+
+def test_snapshot_commands_refuse_bad_input_before_any_work(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from itbench_agents.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["snapshot", "record", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "choose scenarios with --suite or --scenario" in r.output
+    r = runner.invoke(app, ["snapshot", "record", "-s", "sre/nope-v1", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "sre/nope-v1" in r.output
+    r = runner.invoke(app, ["snapshot", "record", "--suite", "ciso", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "only the twin's SRE scenario files can be recorded" in r.output
+    r = runner.invoke(app, ["snapshot", "record", "-s", SCENARIO, "--churn", "lots", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--churn 'lots'" in r.output
+    r = runner.invoke(app, ["snapshot", "serve", str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "not a folder" in r.output
+    broken = _snapshot(tmp_path / "broken")
+    (broken / "k8s_objects.tsv").write_text("timestamp\tbody\n2026-01-01 00:00:00\t{}\n")
+    r = runner.invoke(app, ["snapshot", "serve", str(broken)])
+    assert r.exit_code == 2 and "k8s_objects.tsv:2: the body is not a Kubernetes object" in r.output
+    assert not list(tmp_path.glob("*.partial"))
