@@ -117,6 +117,13 @@ def _objects(root: Path) -> dict[tuple[str, str, str, str], list[tuple[float, di
     return out
 
 
+def _json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise SnapshotError(f"{path}: not JSON: {e}") from e
+
+
 def _body(path: Path, line: int, column: str, text: str | None) -> dict[str, Any]:
     """A Kubernetes object from a body cell (JSON; raw OpenTelemetry TSVs may double-encode it)."""
     value = cell_json(path, line, column, text)
@@ -178,10 +185,7 @@ def _alert_captures(root: Path) -> list[tuple[float, dict[str, Any]]]:
     folder = root / ALERTS_DIR
     out = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            body = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            raise SnapshotError(f"{path}: not JSON: {e}") from e
+        body = _json_file(path)
         when = alerts_file_time(path, body)
         if when is None:
             raise SnapshotError(
@@ -201,10 +205,7 @@ def _rules(root: Path) -> list[dict[str, Any]]:
     p = root / RULES_FILE
     if not p.exists():
         return []
-    try:
-        groups = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise SnapshotError(f"{p}: not JSON: {e}") from e
+    groups = _json_file(p)
     if not isinstance(groups, list):
         raise SnapshotError(f"{p}: not a list of rule groups")
     return groups
@@ -310,10 +311,7 @@ def _links(root: Path) -> list[tuple[str, str, int]] | None:
     p = root / APP_FILE
     if not p.exists():
         return None
-    try:
-        arch = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise SnapshotError(f"{p}: not JSON: {e}") from e
+    arch = _json_file(p)
     deps = arch.get("dependencies") if isinstance(arch, dict) else None
     if not isinstance(deps, list):
         raise SnapshotError(f"{p}: dependencies: not a list")
