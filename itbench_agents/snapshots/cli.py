@@ -93,7 +93,15 @@ def record_cmd(
                 continue
             ep = env.endpoints
             assert env.api is not None
-            rec = Recorder(env.api, ep.prometheus_url, ep.loki_url, ep.jaeger_url, env.now(), window_s=window)
+            rec = Recorder(
+                env.api,
+                ep.prometheus_url,
+                ep.loki_url,
+                ep.jaeger_url,
+                env.now(),
+                window_s=window,
+                secret_namespaces=[sc.namespace],
+            )
             dest = out / folder_name(sc.id)
             with console.status(f"{sc.id}: recording") as status:
 

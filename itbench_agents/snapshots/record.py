@@ -79,7 +79,12 @@ class Recorder:
         now: float,
         window_s: float = DEFAULT_WINDOW_S,
         timeout_s: float = 60.0,
+        secret_namespaces: list[str] | None = None,
     ) -> None:
+        """``secret_namespaces``: where Secrets are recorded — the agent's namespaces, the only ones
+        whose Secrets it can read (a live cluster's others, kube-system's tokens and keys, stay out of
+        the folder); None: everywhere."""
+        self.secret_namespaces = secret_namespaces
         self.api = api
         self.prometheus = prometheus_url.rstrip("/")
         self.loki = loki_url.rstrip("/") if loki_url else None
@@ -103,7 +108,10 @@ class Recorder:
         for info in self.api.api_resources(("list",)):
             if (info.api_version, info.kind) in SKIPPED_RESOURCES:
                 continue
-            items = self.api.list(info.api_version, info.kind)
+            if (info.api_version, info.kind) == ("v1", "Secret") and self.secret_namespaces is not None:
+                items = [o for ns in self.secret_namespaces for o in self.api.list("v1", "Secret", ns)]
+            else:
+                items = self.api.list(info.api_version, info.kind)
             (events if (info.api_version, info.kind) == ("v1", "Event") else objs).extend(items)
         return objs, events
 
@@ -427,7 +435,9 @@ def record_episode(env: Any, episode_folder: Path) -> dict[str, Any]:
     if not isinstance(scenario, Scenario) or not isinstance(api, KubeApi):
         return {"snapshot": None, "why": "only the twin's SRE scenario files are recorded"}
     ep = env.endpoints
-    rec = Recorder(api, ep.prometheus_url, ep.loki_url, ep.jaeger_url, env.now())
+    rec = Recorder(
+        api, ep.prometheus_url, ep.loki_url, ep.jaeger_url, env.now(), secret_namespaces=[scenario.namespace]
+    )
     meta = write_snapshot(
         rec,
         Path(episode_folder) / EPISODE_SNAPSHOT,

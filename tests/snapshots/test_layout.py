@@ -239,3 +239,41 @@ def test_snapshots_are_found_by_scenario(tmp_path: Path) -> None:
         find_snapshots(tmp_path / "missing")
     with pytest.raises(SnapshotError, match="no snapshot.json, alerts/ capture or k8s_objects"):
         load_snapshot(tmp_path / "a" / "metrics")
+
+
+def test_secrets_are_recorded_only_where_the_agent_can_read_them() -> None:
+    """On a live cluster kube-system's tokens and keys must not land in a snapshot folder: only the
+    agent's namespaces' Secrets are recorded; Events go to their own file, once."""
+    from itbench_agents.snapshots.record import Recorder
+
+    class Info:
+        def __init__(self, api_version: str, kind: str) -> None:
+            self.api_version, self.kind = api_version, kind
+
+    stored = {
+        ("v1", "Secret"): [("shop", "db"), ("kube-system", "bootstrap-token")],
+        ("v1", "Event"): [("shop", "e1")],
+        ("events.k8s.io/v1", "Event"): [("shop", "e1")],
+        ("apps/v1", "Deployment"): [("shop", "cart")],
+    }
+
+    class FakeApi:
+        def api_resources(self, verbs: tuple[str, ...]) -> list[Info]:
+            return [Info(*k) for k in stored]
+
+        def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+            return [
+                {"apiVersion": api_version, "kind": kind, "metadata": {"namespace": ns, "name": n}}
+                for ns, n in stored[(api_version, kind)]
+                if namespace in (None, ns)
+            ]
+
+    def names(objs: list[dict[str, Any]]) -> list[str]:
+        return sorted(f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}" for o in objs)
+
+    rec = Recorder(FakeApi(), "http://prom", None, None, NOW, secret_namespaces=["shop"])  # type: ignore[arg-type]
+    objs, evs = rec.objects()
+    assert names(objs) == ["Deployment shop/cart", "Secret shop/db"]
+    assert names(evs) == ["Event shop/e1"]
+    everywhere = Recorder(FakeApi(), "http://prom", None, None, NOW)  # type: ignore[arg-type]
+    assert "Secret kube-system/bootstrap-token" in names(everywhere.objects()[0])

@@ -39,7 +39,7 @@ def _itbench(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _diagnoses(run_dir: Path) -> dict[str, tuple[object, ...]]:
-    out = {}
+    out: dict[str, tuple[object, ...]] = {}
     for line in (run_dir / "episodes.jsonl").read_text().splitlines():
         r = json.loads(line)
         d = r.get("diagnosis") or {}

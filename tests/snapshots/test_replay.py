@@ -118,8 +118,8 @@ def test_logql_and_jaeger_answer_from_the_recording(served: Any) -> None:
         loki + "/loki/api/v1/query_range",
         params={
             "query": '{namespace="shop"} |= "refused"',
-            "start": int((NOW - 600) * 1e9),
-            "end": int(NOW * 1e9),
+            "start": str(int((NOW - 600) * 1e9)),
+            "end": str(int(NOW * 1e9)),
         },
         timeout=10,
     ).json()
