@@ -60,6 +60,8 @@ TRACES_PER_QUERY = 1000
 LOG_PAGE = 5000
 """Loki's default ``max_entries_limit_per_query``."""
 MAX_LOG_LINES = 500_000
+LOG_LABELS = ("namespace", "k8s_namespace_name", "service_name", "job", "container")
+"""Labels tried first for a selector of every log stream."""
 DEPENDENCY_LOOKBACK_MS = 3600 * 1000
 SKIPPED_RESOURCES = {("events.k8s.io/v1", "Event")}
 """The same Events again, in their newer API: written once, from the core API."""
@@ -147,13 +149,16 @@ class Recorder:
             return []
         start = int((self.now - self.window_s) * 1e9)
         end = int(self.now * 1e9) + 1
+        selector = self._log_selector(start, end)
+        if selector is None:
+            return []
         seen: set[tuple[str, int, str]] = set()
         out: list[tuple[dict[str, str], int, str]] = []
         while len(out) < MAX_LOG_LINES:
             body = self._get(
                 self.loki + "/loki/api/v1/query_range",
                 {
-                    "query": '{namespace=~".+"}',
+                    "query": selector,
                     "start": start,
                     "end": end,
                     "limit": LOG_PAGE,
@@ -176,6 +181,17 @@ class Recorder:
                 break
             start = max(ts for _, ts, _ in page)  # inclusive: lines at this instant not yet seen follow
         return out
+
+    def _log_selector(self, start: int, end: int) -> str | None:
+        """A selector every stream of the window matches: LogQL needs one non-empty matcher, on a
+        label the streams carry (``namespace`` here and in Promtail's setups, ``k8s_namespace_name``
+        where OpenTelemetry ships the logs, ...); None when Loki knows no label at all."""
+        assert self.loki is not None
+        labels = self._get(self.loki + "/loki/api/v1/labels", {"start": start, "end": end}).get("data") or []
+        for name in (*LOG_LABELS, *sorted(labels)):
+            if name in labels:
+                return f'{{{name}=~".+"}}'
+        return None
 
     # ------------------------------------------------------------------ Jaeger
     def traces(self) -> list[dict[str, Any]]:

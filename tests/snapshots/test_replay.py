@@ -153,3 +153,51 @@ def test_an_object_the_api_server_would_not_store_is_named(tmp_path: Path) -> No
     with pytest.raises(ApiError) as e:
         replay_twin(Recording(now=NOW, objects=[namespace, namespace]))
     assert "already exists" in str(e.value)
+
+
+def test_recording_the_replay_gives_the_recording_back(served: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """record(replay(x)) == x over the real wire protocols: the recorder's reads (raw samples through a
+    range selector, log lines in pages — two lines a page here, so the paging is crossed —, traces
+    per service, dependency links, alerts verbatim) lose and duplicate nothing."""
+    from itbench_agents.snapshots import record
+
+    monkeypatch.setattr(record, "LOG_PAGE", 2)
+    ep = served.endpoints
+    rec = record.Recorder(_admin(served), ep.prometheus_url, ep.loki_url, ep.jaeger_url, NOW, window_s=600)
+    seen = record.observe(rec)
+    want = recording()
+    assert seen.shown_alerts == want.alerts
+    got_series = sorted(
+        (sorted(labels.items()), [round(float(t) * 1000) for t, _ in values], [float(v) for _, v in values])
+        for labels, values in seen.series
+    )
+    assert got_series == sorted((sorted(lb.items()), ts, vs) for lb, ts, vs in want.series)
+    assert seen.log_lines == [(s.labels, ts, line) for s in want.streams for ts, line in s.entries]
+    assert [t["traceID"] for t in seen.traces] == [t.trace_id for t in want.traces]
+    assert sum(len(t["spans"]) for t in seen.traces) == 2
+    assert seen.links == [{"parent": "frontend", "child": "cart", "callCount": 120}]
+    names = {(o["kind"], (o.get("metadata") or {}).get("name")) for o in seen.objects + seen.events}
+    assert {(o["kind"], o["metadata"]["name"]) for o in want.objects} <= names
+
+
+def test_log_streams_labelled_the_opentelemetry_way_are_recorded_too(tmp_path: Path) -> None:
+    """Where OpenTelemetry ships the logs, streams carry ``k8s_namespace_name``, not ``namespace``."""
+    from itbench_agents.snapshots.record import Recorder
+    from itbench_agents.twin.telemetry.sources import LogStream
+
+    line = (int((NOW - 10) * 1e9), "GET /cart 500")
+    twin = replay_twin(Recording(now=NOW, streams=[LogStream({"k8s_namespace_name": NS}, [line])]))
+    twin.serve(tmp_path)
+    try:
+        ep = twin.endpoints
+        rec = Recorder(KubeApi(ep.kube_url), ep.prometheus_url, ep.loki_url, None, NOW, window_s=600)
+        assert rec.log_lines() == [({"k8s_namespace_name": NS}, *line)]
+    finally:
+        twin.close()
+    empty = replay_twin(Recording(now=NOW))
+    empty.serve(tmp_path / "empty")
+    try:
+        ep = empty.endpoints
+        assert Recorder(KubeApi(ep.kube_url), ep.prometheus_url, ep.loki_url, None, NOW).log_lines() == []
+    finally:
+        empty.close()
