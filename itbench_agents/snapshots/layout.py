@@ -8,7 +8,7 @@ ITBench-SRE-Agent's offline tools (``sre_tools/offline_incident_analysis``):
 | ``alerts/alerts_at_<YYYY-MM-DDTHH-MM-SS.ffffff>.json`` | one ``/api/v1/alerts`` answer per capture; the capture time is in the name |
 | ``k8s_objects.tsv`` | the processed form: ``timestamp``, ``object_kind``, ``object_namespace``, ``object_name``, ``body`` (the object's JSON); ``namespace`` repeats ``object_namespace`` for the topology builder, which reads that column. The raw OpenTelemetry form (``Timestamp``/``TimestampTime``, ``Body``) is read too |
 | ``k8s_events.tsv`` | OpenTelemetry's k8sobjects receiver in watch mode: ``Timestamp``, ``Body`` = ``{"type": "ADDED", "object": <Event>}`` |
-| ``otel_traces.tsv`` | the ClickHouse exporter's span columns: ``Timestamp`` (ns text), ``TraceId``, ``SpanId``, ``ParentSpanId``, ``SpanName``, ``SpanKind`` (``Server``/``Client``/...), ``ServiceName``, ``ResourceAttributes``, ``SpanAttributes``, ``Duration`` (ns), ``StatusCode`` (``Error``/``Unset``), ``StatusMessage``, ``Events.Timestamp``, ``Events.Attributes`` |
+| ``otel_traces.tsv`` | the ClickHouse exporter's span columns: ``Timestamp`` (ns text), ``TraceId``, ``SpanId``, ``ParentSpanId``, ``SpanName``, ``SpanKind`` (``Server``/``Client``/...), ``ServiceName``, ``ResourceAttributes``, ``SpanAttributes``, ``Duration`` (ns), ``StatusCode`` (``Error``/``Unset``), ``StatusMessage``, ``Events.Timestamp``, ``Events.Attributes``; and ``duration_ms``, which ITBench-SRE-Agent's trace analyzer reads |
 | ``otel_logs_raw.tsv`` | the ClickHouse exporter's log columns: ``Timestamp`` (ns text), ``TraceId``, ``SpanId``, ``SeverityText``, ``ServiceName``, ``Body``, ``ResourceAttributes`` (the Loki stream's labels), ``LogAttributes`` |
 | ``metrics/<kind>_<name>.tsv`` | ``timestamp``, ``metric_name``, ``value``, ``tags`` (every label, JSON), one file per object the series belong to (``pod_<pod>``, ``service_<service>``, ...) |
 | ``app.json`` | the architecture the topology builder reads: ``components.services[].name``, ``dependencies[]{source, target, calls}`` |
@@ -63,6 +63,7 @@ TRACE_COLUMNS = [
     "StatusMessage",
     "Events.Timestamp",
     "Events.Attributes",
+    "duration_ms",
 ]
 LOG_COLUMNS = [
     "Timestamp",

@@ -284,6 +284,7 @@ def span_rows(traces: list[dict[str, Any]]) -> list[list[str]]:
                     dumps(
                         [{str(kv["key"]): kv.get("value") for kv in lg.get("fields") or []} for lg in logs]
                     ),
+                    fmt_float(int(s.get("duration", 0)) / 1000),
                 ]
             )
     return rows

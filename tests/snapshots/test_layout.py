@@ -277,3 +277,53 @@ def test_secrets_are_recorded_only_where_the_agent_can_read_them() -> None:
     assert names(evs) == ["Event shop/e1"]
     everywhere = Recorder(FakeApi(), "http://prom", None, None, NOW)  # type: ignore[arg-type]
     assert "Secret kube-system/bootstrap-token" in names(everywhere.objects()[0])
+
+
+def test_the_files_read_as_itbench_sre_agents_offline_readers_read_them(tmp_path: Path) -> None:
+    """What ITBench-SRE-Agent's ``sre_tools/offline_incident_analysis`` expects of each file (read
+    there with pandas' ``read_csv(sep="\\t")``, ``json``, ``ast.literal_eval`` and
+    ``datetime.fromisoformat``), checked on a folder we write."""
+    import ast
+    import datetime as dt
+    import re
+
+    import pandas as pd
+
+    write_observed(tmp_path, observed())
+    objs = pd.read_csv(tmp_path / "k8s_objects.tsv", sep="\t")
+    assert {"timestamp", "object_kind", "object_namespace", "object_name", "body", "namespace"} <= set(
+        objs.columns
+    )
+    assert pd.to_datetime(objs["timestamp"], utc=True).notna().all()
+    bodies = [json.loads(b) for b in objs["body"]]
+    assert [b["kind"] for b in bodies] == list(objs["object_kind"])
+    assert [b["metadata"]["name"] for b in bodies] == list(objs["object_name"])
+    events = pd.read_csv(tmp_path / "k8s_events.tsv", sep="\t")
+    (body,) = [json.loads(b) for b in events["Body"]]
+    assert body["type"] == "ADDED" and body["object"]["involvedObject"]["kind"] == "Pod"
+    assert body["object"]["reason"] == "BackOff" and body["object"]["lastTimestamp"]
+    for f in (tmp_path / "metrics").iterdir():
+        m = pd.read_csv(f, sep="\t")
+        assert {"timestamp", "metric_name", "value", "tags"} <= set(m.columns)
+        assert pd.to_datetime(m["timestamp"], utc=True).notna().all()
+        assert all(isinstance(ast.literal_eval(t), dict) for t in m["tags"])
+        assert f.name.split("_", 1)[0] in ("pod", "service", "deployment", "node", "namespace", "cluster.tsv")
+    with (tmp_path / "otel_traces.tsv").open(newline="") as fh:
+        spans = list(csv.DictReader(fh, delimiter="\t"))
+    assert {s["StatusCode"] for s in spans} == {"Error"}
+    assert {s["SpanKind"] for s in spans} == {"Server", "Client"}
+    for s in spans:
+        dt.datetime.fromisoformat(s["Timestamp"])
+        assert float(s["duration_ms"]) > 0 and int(s["Duration"]) == float(s["duration_ms"]) * 1e6
+    (root,) = [s for s in spans if not s["ParentSpanId"]]
+    assert {s["ParentSpanId"] for s in spans} - {""} == {root["SpanId"]}
+    logs = pd.read_csv(tmp_path / "otel_logs_raw.tsv", sep="\t")
+    assert {"Timestamp", "Body", "ResourceAttributes"} <= set(logs.columns) and len(logs) == 3
+    (capture,) = (tmp_path / "alerts").iterdir()
+    assert re.search(r"alerts_at_(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(\.\d+)?", capture.stem)
+    assert (
+        json.loads(capture.read_text())["data"]["alerts"][0]["labels"]["alertname"] == "HighRequestErrorRate"
+    )
+    arch = json.loads((tmp_path / "app.json").read_text())
+    assert [s["name"] for s in arch["components"]["services"]] == ["cart", "frontend"]
+    assert arch["dependencies"] == [{"source": "frontend", "target": "cart", "calls": 120}]
