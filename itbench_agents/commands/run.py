@@ -271,7 +271,7 @@ def run_cmd(
         typer.Option(
             "--record-snapshots",
             help="record each SRE episode's observable state at the start of the agent's turn into "
-            "episodes/<id>/snapshot (ITBench-Lite's layout, 40-75 MB each; docs/snapshots.md)",
+            "episodes/<id>/snapshot (ITBench-Lite's layout, 85-160 MB each; docs/snapshots.md)",
             envvar="ITBENCH_RECORD_SNAPSHOTS",
         ),
     ] = False,
