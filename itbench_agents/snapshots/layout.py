@@ -114,6 +114,8 @@ class SnapshotMeta(BaseModel):
     """The app's call graph: (namespace, caller workload, callee workload)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Rows written per kind of data (objects, events, series, samples, log lines, spans, alerts)."""
+    truncated: list[str] = Field(default_factory=list)
+    """What hit a recording limit and was cut short (log lines, traces per service)."""
 
 
 # ----------------------------------------------------------------------------- times

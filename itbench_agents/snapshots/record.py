@@ -95,6 +95,8 @@ class Recorder:
         self.window_s = window_s
         self.timeout_s = timeout_s
         self.http = requests.Session()
+        self.truncated: list[str] = []
+        """What hit a limit and was cut short (said in ``snapshot.json``)."""
 
     def _get(self, url: str, params: dict[str, Any] | None = None) -> Any:
         resp = self.http.get(url, params=params, timeout=self.timeout_s)
@@ -180,6 +182,9 @@ class Recorder:
             if len(page) < LOG_PAGE or fresh == 0:
                 break
             start = max(ts for _, ts, _ in page)  # inclusive: lines at this instant not yet seen follow
+        if len(out) >= MAX_LOG_LINES:
+            self.truncated.append(f"logs: the first {MAX_LOG_LINES} lines of the window")
+            del out[MAX_LOG_LINES:]
         return out
 
     def _log_selector(self, start: int, end: int) -> str | None:
@@ -211,7 +216,11 @@ class Recorder:
                 }
                 if tags:
                     params["tags"] = tags
-                for t in self._get(self.jaeger + "/api/traces", params).get("data") or []:
+                got = self._get(self.jaeger + "/api/traces", params).get("data") or []
+                if len(got) >= TRACES_PER_QUERY:
+                    what = "error traces" if tags else "traces"
+                    self.truncated.append(f"traces: {svc}'s {TRACES_PER_QUERY} newest {what} of the window")
+                for t in got:
                     found.setdefault(str(t.get("traceID")), t)
         return [found[k] for k in sorted(found)]
 
@@ -431,6 +440,7 @@ def write_snapshot(
         replicasets_before=sorted(replicasets_before),
         call_edges=sorted(call_edges),
         counts=counts,
+        truncated=list(rec.truncated),
     )
     (tmp / META_FILE).write_text(meta.model_dump_json(indent=2) + "\n")
     shutil.rmtree(out, ignore_errors=True)

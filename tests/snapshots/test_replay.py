@@ -201,3 +201,20 @@ def test_log_streams_labelled_the_opentelemetry_way_are_recorded_too(tmp_path: P
         assert Recorder(KubeApi(ep.kube_url), ep.prometheus_url, ep.loki_url, None, NOW).log_lines() == []
     finally:
         empty.close()
+
+
+def test_what_a_recording_limit_cuts_short_is_said(served: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from itbench_agents.snapshots import record
+
+    monkeypatch.setattr(record, "LOG_PAGE", 2)
+    monkeypatch.setattr(record, "MAX_LOG_LINES", 2)
+    monkeypatch.setattr(record, "TRACES_PER_QUERY", 1)
+    ep = served.endpoints
+    rec = record.Recorder(_admin(served), ep.prometheus_url, ep.loki_url, ep.jaeger_url, NOW, window_s=600)
+    assert len(rec.log_lines()) == 2
+    rec.traces()
+    assert rec.truncated == [
+        "logs: the first 2 lines of the window",
+        "traces: frontend's 1 newest traces of the window",
+        "traces: frontend's 1 newest error traces of the window",
+    ]
