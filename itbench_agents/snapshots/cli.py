@@ -4,6 +4,7 @@ snapshot folder served read-only through the same endpoints as the twin."""
 from __future__ import annotations
 
 import secrets
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -125,6 +126,7 @@ def record_cmd(
             continue
         finally:
             env.teardown()
+            shutil.rmtree(env.workdir, ignore_errors=True)
         c = meta.counts
         console.print(
             f"{sc.id} → {dest} ({time.perf_counter() - t0:.1f} s): {c.get('objects', 0)} objects, "
@@ -196,6 +198,7 @@ def serve_cmd(
         pass
     finally:
         twin.close()
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _when(unix: float) -> str:
