@@ -86,6 +86,29 @@ TOPOLOGY_KINDS = [
 ]
 
 
+def topology_over_api(api: KubeApi, namespace: str, call_edges: list[tuple[str, str, str]]) -> Topology:
+    """The namespace's objects of the kinds the scorer knows, and the nodes, as the API serves them
+    now, joined by the app's call graph."""
+    objs: list[dict[str, Any]] = []
+    for api_version, kind in TOPOLOGY_KINDS:
+        with contextlib.suppress(KubeApiError):
+            objs.extend(api.list(api_version, kind, namespace))
+    with contextlib.suppress(KubeApiError):
+        objs.extend(api.list("v1", "Node"))
+    return topology_from_objects(objs, call_edges)
+
+
+def episode_topology(topo: Topology, fault_objects: set[str], replicasets_before: set[str]) -> Topology:
+    """``topo`` with the objects that existed when the alerts fired (``Topology.at_fault``: the
+    diagnosis scorer accepts a generated name, a pod or ReplicaSet, only when it existed) and the
+    ReplicaSets made since the faults (``Topology.released``: naming the fault's release names its
+    Deployment)."""
+    topo.at_fault = set(fault_objects)
+    if fault_objects:
+        topo.released = {k for k in fault_objects if "/replicaset/" in k and k not in replicasets_before}
+    return topo
+
+
 class TwinEnvironment:
     def __init__(
         self,
@@ -449,28 +472,12 @@ class TwinEnvironment:
 
     def topology(self) -> Topology:
         """The end state's objects and how they connect, with the objects that existed when the
-        alerts fired (``Topology.at_fault``: the diagnosis scorer accepts a generated name, a pod
-        or ReplicaSet, only when it existed) and the ReplicaSets made since the injection
-        (``Topology.released``: naming the fault's release names its Deployment)."""
-        topo = self._topology()
-        topo.at_fault = set(self.fault_objects)
-        if self.fault_objects:
-            topo.released = {
-                k for k in self.fault_objects if "/replicaset/" in k and k not in self.replicasets_before
-            }
-        return topo
+        alerts fired and the ReplicaSets made since the injection (:func:`episode_topology`)."""
+        return episode_topology(self._topology(), self.fault_objects, self.replicasets_before)
 
     def _topology(self) -> Topology:
         assert self.api is not None
-        objs: list[dict[str, Any]] = []
-        for api_version, kind in TOPOLOGY_KINDS:
-            try:
-                objs.extend(self.api.list(api_version, kind, self.scenario.namespace))
-            except KubeApiError:
-                continue
-        with contextlib.suppress(KubeApiError):
-            objs.extend(self.api.list("v1", "Node"))
-        return topology_from_objects(objs, self.call_edges())
+        return topology_over_api(self.api, self.scenario.namespace, self.call_edges())
 
     def privileged_context(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "kube_url": self.endpoints.kube_url, "now": self._now_dt}

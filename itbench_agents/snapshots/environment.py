@@ -13,7 +13,6 @@ The harness reads the folder; the agent sees only the endpoints (never ``ground_
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import os
 import secrets
@@ -23,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ..core.task import Limits, Task
-from ..evaluation.topology import Topology, topology_from_objects
+from ..evaluation.topology import Topology
 from ..harness.access import grant_agent_access, write_agent_kubeconfigs
 from ..harness.environment import AlertCheck, EnvironmentError_
 from ..harness.firing import firing_alerts, match_expected
 from ..harness.records import MitigationScore
-from ..harness.twin_env import MASKED_FIELDS, TOPOLOGY_KINDS
-from ..k8s.client import KubeApi, KubeApiError
+from ..harness.twin_env import MASKED_FIELDS, episode_topology, topology_over_api
+from ..k8s.client import KubeApi
 from ..scenario.spec import Scenario
 from .layout import SnapshotError
 from .read import find_snapshots, load_snapshot
@@ -142,18 +141,9 @@ class SnapshotEnvironment:
         """The recorded objects and call graph; the objects that existed when the alerts fired and
         the ReplicaSets made since the faults, as recorded."""
         assert self.api is not None
-        objs: list[dict[str, Any]] = []
-        for api_version, kind in TOPOLOGY_KINDS:
-            with contextlib.suppress(KubeApiError):
-                objs.extend(self.api.list(api_version, kind, self.scenario.namespace))
-        with contextlib.suppress(KubeApiError):
-            objs.extend(self.api.list("v1", "Node"))
-        topo = topology_from_objects(objs, [tuple(e) for e in self.meta.call_edges])
-        topo.at_fault = set(self.meta.fault_objects)
-        if self.meta.fault_objects:
-            before = set(self.meta.replicasets_before)
-            topo.released = {k for k in topo.at_fault if "/replicaset/" in k and k not in before}
-        return topo
+        edges = [(ns, a, b) for ns, a, b in self.meta.call_edges]
+        topo = topology_over_api(self.api, self.scenario.namespace, edges)
+        return episode_topology(topo, set(self.meta.fault_objects), set(self.meta.replicasets_before))
 
     def private_paths(self) -> list[str]:
         """Folders a sandboxed agent must not see: the snapshot's (its ground truth is there)."""
