@@ -6,6 +6,7 @@
     uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (the judged strategies)
     uv run python benchmarks/harness.py --audit --reported   # ... and the same with the 5 reported ones too
     uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead, validate/audit --suite finops
+    uv run python benchmarks/harness.py --executors   # episodes/min: worker processes vs a local Ray
 
 Prints medians; nothing is asserted (performance is measured here, not in tests).
 Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run; FinOps
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.executors import Executor, ProcessExecutor
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.scenario.registry import ScenarioRegistry
 
@@ -44,7 +46,12 @@ FINOPS_SMALL = [
 
 
 def batch(
-    agent: str, scenarios: list[str], concurrency: int, trials: int = 1, cpu: list[float] | None = None
+    agent: str,
+    scenarios: list[str],
+    concurrency: int,
+    trials: int = 1,
+    cpu: list[float] | None = None,
+    executor: Executor | None = None,
 ) -> tuple[float, list]:  # type: ignore[type-arg]
     """Run a batch; with ``cpu`` (concurrency 1: episodes run in this process) append each episode's
     process CPU time (all threads: harness, twin servers, agent)."""
@@ -61,7 +68,7 @@ def batch(
             last[0] = now
 
         t0 = time.perf_counter()
-        s = run_batch(Path(d) / "run", specs, concurrency=concurrency, on_record=on_record)
+        s = run_batch(Path(d) / "run", specs, concurrency=concurrency, on_record=on_record, executor=executor)
         return time.perf_counter() - t0, s.records
 
 
@@ -138,6 +145,34 @@ def finops(audit: bool) -> None:
         print(f"itbench scenarios audit --suite finops --jobs 2: {wall:.1f} s wall ({last}; exit {rc})")
 
 
+def executors(quick: bool) -> None:
+    """Oracle episodes/min at concurrency 2 on worker processes (writing the run folder, and
+    shipping their folders back) and on a local Ray (issue 18), in this process, same scenarios."""
+    from itbench_agents.harness.ray_executor import RayExecutor, import_ray
+
+    trials = 2 if quick else 4
+    ray = import_ray()
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False)
+    ray_start = time.perf_counter() - t0
+    try:
+        for label, ex in (
+            ("processes", ProcessExecutor(2)),
+            ("processes-shipped", ProcessExecutor(2, ship_artifacts=True)),
+            ("ray (local, started)", RayExecutor(2)),
+        ):
+            wall, recs = batch("oracle", SMALL, 2, trials=trials, executor=ex)
+            ok = sum(1 for r in recs if r.diagnosis and r.diagnosis.correct)
+            print(
+                f"executor {label}, concurrency 2: {len(recs)} episodes in {wall:.1f} s = "
+                f"{len(recs) / wall * 60:.1f} episodes/min (diagnosis correct {ok}/{len(recs)})"
+            )
+    finally:
+        t0 = time.perf_counter()
+        ray.shutdown()
+        print(f"local Ray: start {ray_start:.1f} s, shutdown {time.perf_counter() - t0:.1f} s (once per run)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -152,7 +187,15 @@ def main() -> None:
         action="store_true",
         help="only the FinOps cost incidents: overhead, validate --suite finops (and with --audit its audit)",
     )
+    ap.add_argument(
+        "--executors",
+        action="store_true",
+        help="only oracle episodes/min on worker processes vs a local Ray (concurrency 2)",
+    )
     args = ap.parse_args()
+    if args.executors:
+        executors(args.quick)
+        return
     if args.finops:
         finops(args.audit)
         return

@@ -278,8 +278,15 @@ def run_cmd(
     executor: Annotated[
         str | None,
         typer.Option(
-            help="how episodes run: in-process, processes, processes-shipped, a plug-in's name (itbench executors list) or module:attribute; default: in-process at --concurrency 1, processes above",
+            help="how episodes run: in-process, processes, processes-shipped, ray, a plug-in's name (itbench executors list) or module:attribute; default: in-process at --concurrency 1, processes above",
             envvar="ITBENCH_EXECUTOR",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="with --executor ray: the Ray cluster to run on (e.g. ray://head:10001 or auto); default: $RAY_ADDRESS, else a local Ray with --concurrency CPUs",
+            envvar="ITBENCH_RAY_ADDRESS",
         ),
     ] = None,
     churn: Annotated[
@@ -490,7 +497,7 @@ def run_cmd(
                 f"--backend {config.backend} runs its episodes one at a time on one cluster "
                 "(they would change the same app): use --concurrency 1"
             )
-        runner = _executor(executor, concurrency, folder)
+        runner = _executor(executor, concurrency, folder, ray_address)
         manifest, episodes, resumed = start_run(folder, config, registry)
     except (UnknownScenarioError, ScenarioSelectionError, UnknownAgentError, RunFolderError) as e:
         raise _fail(str(e)) from None
@@ -575,13 +582,13 @@ def score_cmd(
     print_table(overall_table(summary))
 
 
-def _executor(name: str | None, concurrency: int, folder: Path) -> Any:
+def _executor(name: str | None, concurrency: int, folder: Path, address: str | None = None) -> Any:
     """The run's executor (``harness/executor_registry.py``), or one clear error before the run starts."""
     from ..harness.executor_registry import ExecutorRequest, UnknownExecutorError, make_executor
     from ..plugins import PluginError
 
     try:
-        return make_executor(name, ExecutorRequest(concurrency=concurrency, run_dir=folder))
+        return make_executor(name, ExecutorRequest(concurrency=concurrency, run_dir=folder, address=address))
     except (UnknownExecutorError, PluginError) as e:
         raise _fail(str(e)) from None
 

@@ -4,7 +4,8 @@
 Built-ins: ``in-process`` (one unit after another in this process), ``processes`` (a pool of
 ``--concurrency`` worker processes writing into the run folder) and ``processes-shipped`` (the
 same pool, each worker writing its episodes into a private staging folder and shipping the files
-back, as an executor on other machines must). An installed package adds executors through the
+back, as an executor on other machines must) and ``ray`` (units as Ray tasks on a local Ray or a
+cluster, ``ray_executor.py``; needs the ``[ray]`` extra). An installed package adds executors through the
 ``itbench_agents.executors`` entry points (``plugins.py``); ``module:attribute`` names one directly.
 Without ``--executor``, ``itbench run`` takes ``in-process`` at ``--concurrency 1`` and
 ``processes`` above.
@@ -31,9 +32,17 @@ class ExecutorRequest:
     """How many units may run at once (``--concurrency``)."""
     run_dir: Path
     """The run folder the records and episode folders go to (written by the calling process)."""
+    address: str | None = None
+    """Where a distributed executor's cluster is (``--ray-address``); None: its own default."""
+
+
+def _on_this_machine(name: str, request: ExecutorRequest) -> None:
+    if request.address:
+        raise PluginError(f"executor {name!r} runs on this machine: --ray-address is for --executor ray")
 
 
 def in_process(request: ExecutorRequest) -> Executor:
+    _on_this_machine("in-process", request)
     if request.concurrency > 1:
         raise PluginError(
             f"executor 'in-process' runs one episode at a time; --concurrency {request.concurrency} "
@@ -43,10 +52,12 @@ def in_process(request: ExecutorRequest) -> Executor:
 
 
 def processes(request: ExecutorRequest) -> Executor:
+    _on_this_machine("processes", request)
     return ProcessExecutor(request.concurrency)
 
 
 def processes_shipped(request: ExecutorRequest) -> Executor:
+    _on_this_machine("processes-shipped", request)
     return ProcessExecutor(request.concurrency, sink=RunFolderSink(request.run_dir))
 
 
@@ -54,6 +65,7 @@ BUILTIN: dict[str, str] = {
     "in-process": f"{__name__}:in_process",
     "processes": f"{__name__}:processes",
     "processes-shipped": f"{__name__}:processes_shipped",
+    "ray": "itbench_agents.harness.ray_executor:make_ray_executor",
 }
 REGISTRY = NamedTargets("executor", EXECUTORS_GROUP, BUILTIN)
 
@@ -71,6 +83,8 @@ def make_executor(name: str | None, request: ExecutorRequest) -> Executor:
     """The executor ``name`` (None: ``in-process`` at concurrency 1, ``processes`` above) for ``request``;
     :class:`PluginError` when it does not load, refuses the request or is not an executor."""
     if name is None:
+        if request.address:
+            raise PluginError("--ray-address is for --executor ray")
         return default_executor(request.concurrency)
     entry = REGISTRY.entry(name)
     made: Any = REGISTRY.factory(entry)(request)

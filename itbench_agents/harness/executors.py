@@ -11,6 +11,7 @@ recorded episode always has its files).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import shutil
@@ -128,6 +129,7 @@ class ProcessExecutor:
                         except BaseException as e:  # noqa: BLE001 - a worker process died
                             broken = broken or isinstance(e, BrokenProcessPool)
                             recs = [unit_crash_record(s, e) for s in unit]
+                            shutil.rmtree(staging_folder(unit), ignore_errors=True)
                         if any([end(rec) for rec in recs]):
                             stop = True
                     if stop:
@@ -135,6 +137,7 @@ class ProcessExecutor:
                 if broken:
                     for fut, unit in pending.items():
                         fut.cancel()
+                        shutil.rmtree(staging_folder(unit), ignore_errors=True)
                         for s in unit:
                             end(unit_crash_record(s, BrokenProcessPool("the worker pool broke")))
                     if not pending and queue and done == done_before:
@@ -152,23 +155,48 @@ class ProcessExecutor:
         """The records of a finished unit, its shipped folders stored first."""
         if not self.ship_artifacts:
             return list(result)
-        records, shipped = result
-        sink = self.sink or RunFolderSink(unit[0].run_dir)
-        for episode_id, files in shipped.items():
-            sink.put(episode_id, files)
-        return list(records)
+        return store_shipped(self.sink or RunFolderSink(unit[0].run_dir), result)
 
 
-def worker_unit_shipped(unit: list[EpisodeSpec]) -> tuple[list[EpisodeRecord], dict[str, Files]]:
-    """A worker's unit with its episodes' folders written to a private staging folder, then read
-    back as files to ship (the worker needs no access to the run folder)."""
-    staging = Path(tempfile.mkdtemp(prefix="itbench-artifacts-"))
+def store_shipped(sink: ArtifactSink, result: Shipped) -> list[EpisodeRecord]:
+    """A shipped unit's records, once its episodes' folders are stored (a recorded episode always
+    has its files)."""
+    records, shipped = result
+    for episode_id, files in shipped.items():
+        sink.put(episode_id, files)
+    return list(records)
+
+
+Shipped = tuple[list[EpisodeRecord], dict[str, Files]]
+"""A unit's records and its episodes' folders, as a worker that does not share the run folder returns them."""
+
+
+def worker_unit_shipped(unit: list[EpisodeSpec]) -> Shipped:
+    """A worker process's unit, shipped (:func:`shipped_unit`)."""
+    return shipped_unit(unit, worker_unit)
+
+
+def shipped_unit(unit: list[EpisodeSpec], run: Callable[[list[EpisodeSpec]], list[EpisodeRecord]]) -> Shipped:
+    """``run`` the unit with its episodes' folders written to a private staging folder, then read
+    back as files to ship (the worker needs no access to the run folder). The staging folder is
+    named after the unit, so a rerun after a killed attempt starts by removing what it left."""
+    staging = staging_folder(unit)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
     try:
-        records = worker_unit([replace(s, artifacts_dir=str(staging)) for s in unit])
+        records = run([replace(s, artifacts_dir=str(staging)) for s in unit])
         shipped = {s.episode_id: _read_folder(staging / "episodes" / s.episode_id) for s in unit}
         return records, shipped
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def staging_folder(unit: list[EpisodeSpec]) -> Path:
+    """Where a worker stages the unit's episode folders (in its machine's temp folder). A worker
+    that dies leaves it: the calling process removes it when it records the crash (same machine),
+    and a rerun of the unit removes it first."""
+    key = "\0".join([str(unit[0].run_dir), *(s.episode_id for s in unit)])
+    return Path(tempfile.gettempdir()) / f"itbench-artifacts-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
 def _read_folder(folder: Path) -> Files:

@@ -10,6 +10,7 @@ import pytest
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.episode import EpisodeSpec
+from itbench_agents.harness.executor_registry import ExecutorRequest, make_executor
 from itbench_agents.harness.executors import (
     MAX_SHIPPED_BYTES,
     Finish,
@@ -20,6 +21,7 @@ from itbench_agents.harness.executors import (
 )
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import check_episodes, read_episodes
+from itbench_agents.plugins import PluginError
 from itbench_agents.scenario.registry import ScenarioRegistry
 
 ENV = "itbench_fakes:make_env"
@@ -106,3 +108,14 @@ def test_a_folder_too_big_to_ship_says_so(tmp_path: Path, monkeypatch: pytest.Mo
     assert files["a.txt"] == b"x" * 10 and "b.txt" not in files
     assert b'"first_left_out": "b.txt"' in files["artifacts.json"]
     assert MAX_SHIPPED_BYTES >= 1 << 20
+
+
+def test_bad_ray_choices_fail_before_the_first_episode(tmp_path: Path) -> None:
+    with pytest.raises(PluginError, match="--ray-address is for --executor ray"):
+        make_executor(
+            "processes", ExecutorRequest(concurrency=2, run_dir=tmp_path, address="ray://nowhere:1")
+        )
+    with pytest.raises(PluginError, match="--ray-address is for --executor ray"):
+        make_executor(None, ExecutorRequest(concurrency=1, run_dir=tmp_path, address="auto"))
+    with pytest.raises(PluginError, match=r"could not start or reach the Ray cluster at 127\.0\.0\.1:9"):
+        make_executor("ray", ExecutorRequest(concurrency=1, run_dir=tmp_path, address="127.0.0.1:9"))

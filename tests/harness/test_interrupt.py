@@ -26,10 +26,10 @@ SCENARIOS = [
 ITBENCH = [sys.executable, "-m", "itbench_agents.cli"]
 
 
-def _start(run_dir: Path, concurrency: int) -> subprocess.Popen[str]:
+def _start(run_dir: Path, concurrency: int, executor: list[str]) -> subprocess.Popen[str]:
     args = [x for sid in SCENARIOS for x in ("--scenario", sid)]
     return subprocess.Popen(
-        [*ITBENCH, "run", *args, "--agent", "noop", "--concurrency", str(concurrency)]
+        [*ITBENCH, "run", *args, "--agent", "noop", "--concurrency", str(concurrency), *executor]
         + ["--no-report", "--run-dir", str(run_dir)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -69,10 +69,16 @@ def _wait_started(run_dir: Path, proc: subprocess.Popen[str], within_s: float = 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize(("concurrency", "how"), [(2, "ctrl-c"), (1, "sigterm")])
-def test_a_signal_stops_the_run_and_the_same_run_resumes(tmp_path: Path, concurrency: int, how: str) -> None:
+@pytest.mark.parametrize(
+    ("concurrency", "how", "executor"),
+    [(2, "ctrl-c", []), (1, "sigterm", []), (2, "ctrl-c", ["--executor", "ray"])],
+    ids=["2-ctrl-c", "1-sigterm", "ray-ctrl-c"],
+)
+def test_a_signal_stops_the_run_and_the_same_run_resumes(
+    tmp_path: Path, concurrency: int, how: str, executor: list[str]
+) -> None:
     run_dir = tmp_path / "run"
-    proc = _start(run_dir, concurrency)
+    proc = _start(run_dir, concurrency, executor)
     _wait_started(run_dir, proc)
     time.sleep(0.5)
     t0 = time.monotonic()
@@ -92,7 +98,16 @@ def test_a_signal_stops_the_run_and_the_same_run_resumes(tmp_path: Path, concurr
         assert rec["termination"] == "submitted", rec
 
     again = subprocess.run(
-        [*ITBENCH, "run", "--resume", str(run_dir), "--concurrency", str(concurrency), "--no-report"],
+        [
+            *ITBENCH,
+            "run",
+            "--resume",
+            str(run_dir),
+            "--concurrency",
+            str(concurrency),
+            *executor,
+            "--no-report",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

@@ -71,6 +71,7 @@ def test_a_plugin_executor_is_listed_and_runs_the_batch(fresh: Path, tmp_path: P
         "in-process",
         "processes",
         "processes-shipped",
+        "ray",
     ]
     assert rows["counting"]["source"] == "plug-in: fake-plugin 0.1" and rows["counting"]["available"]
     assert not rows["gone"]["available"] and "fakeplug_missing" in rows["gone"]["error"]

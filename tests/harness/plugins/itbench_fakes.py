@@ -85,7 +85,7 @@ class FakeEnvironment:
         return Topology()
 
     def privileged_context(self) -> dict[str, Any]:
-        return {"scenario": self.scenario}
+        return {"scenario": self.scenario, "episode_id": self.spec.episode_id}
 
     def teardown(self) -> None:
         pass
@@ -249,3 +249,26 @@ class DyingAgent:
 
 def dying(config: AgentConfig) -> DyingAgent:
     return DyingAgent()
+
+
+class DyingOnceAgent(DyingAgent):
+    """Kills its own worker process on the first attempt of each ad-failure-flag episode only: a
+    marker per episode in ``$FAKE_DYING_MARKERS`` says the attempt was made."""
+
+    name = "dying-once"
+
+    def prime(self, ctx: dict[str, Any]) -> None:
+        self.scenario, self.episode_id = ctx["scenario"], ctx["episode_id"]
+
+    def run(self, task: Task, events: Any) -> AgentOutput:
+        marker = Path(os.environ["FAKE_DYING_MARKERS"]) / self.episode_id
+        if self.scenario.id == "sre/ad-failure-flag-v1" and not marker.exists():
+            marker.write_text("died once")
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
+        return AgentOutput(diagnosis=Diagnosis())
+
+
+def dying_once(config: AgentConfig) -> DyingOnceAgent:
+    return DyingOnceAgent()
