@@ -7,8 +7,8 @@ records, and this process (the only writer of the run folder) stores the files t
 artifact sink before it records the episodes. At most ``--concurrency`` tasks are in flight. A
 worker that dies mid-episode (OOM kill, a lost node) has its unit rerun once by Ray
 (``max_retries``); dying again, its episodes are recorded as harness errors. Ctrl-C or SIGTERM
-cancels the tasks in flight (their episodes tear down and are not recorded) and the run resumes
-like any other. Ray is an optional dependency: ``pip install 'itbench-agents[ray]'``.
+stops the Ray the run started (its workers get SIGTERM: the episodes in flight tear down and are not
+recorded) and the run resumes like any other. Ray is an optional dependency: ``pip install 'itbench-agents[ray]'``.
 
 On a cluster every node needs the same itbench-agents (and any plug-in agent's package) installed
 as the driver: tasks carry the episode specs, not the code (or ``RAY_ENABLE_UV_RUN_RUNTIME_ENV=1``
@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 from typing import Any
 
 from ..plugins import PluginError
@@ -37,7 +36,7 @@ from .executors import (
 )
 from .records import EpisodeRecord
 from .shared import crash_record
-from .units import STOP_GRACE_S, STOPPING, safe_run_unit
+from .units import STOPPING, Interrupted, safe_run_unit, signalled, stop_if_signalled
 
 RETRIES = 1
 """How many times Ray reruns a unit whose worker died (then its episodes are harness errors)."""
@@ -109,10 +108,17 @@ class RayExecutor:
                 if stop:
                     queue.clear()
             return stop
-        except STOPPING:
-            _cancel(ray, list(pending))
+        except BaseException as e:
+            # Ray's compiled calls (wait, get) turn the exception a signal's handler raised inside
+            # them into a SystemError: what was received decides, not the exception's type
+            if not isinstance(e, STOPPING) and signalled() is not None:
+                raise Interrupted(signalled()) from None
             raise
         finally:
+            # Stopped or not, the Ray this run started stops here: its workers get SIGTERM, so an
+            # episode in flight ends in a SystemExit that runs its clean-up (its twin torn down), and
+            # is not recorded. Tasks are never cancelled one by one: ray.cancel on a task that is
+            # finishing trips a check in Ray 2.60's core worker and kills this process.
             if self._started:
                 ray.shutdown()
                 self._ray, self._started = None, False
@@ -125,14 +131,16 @@ class RayExecutor:
         except STOPPING:
             raise
         except Exception as e:  # noqa: BLE001 - ray.exceptions.RayError and its kind
+            stop_if_signalled()  # a signal inside ray.get, not the task's failure
             shutil.rmtree(staging_folder(unit), ignore_errors=True)  # a local Ray's dead worker's
             return [crash_record(s, _failure(e)) for s in unit]
         return store_shipped(self.sink or RunFolderSink(unit[0].run_dir), result)
 
 
 def ray_unit(unit: list[EpisodeSpec]) -> Shipped:
-    """A Ray task's unit: cancelled (KeyboardInterrupt in the task), the episode tears down and
-    the task ends cancelled, never as a dead worker that Ray would rerun."""
+    """A Ray task's unit, run as in this process but without our signal handlers or ``os._exit``:
+    at the end of an interrupted run Ray's SIGTERM raises SystemExit in the task, which runs the
+    episode's clean-up."""
     return shipped_unit(unit, safe_run_unit)
 
 
@@ -161,19 +169,6 @@ def import_ray() -> Any:
     except ImportError as e:
         raise PluginError(f"executor 'ray' needs Ray, which is not installed here: {INSTALL_HINT}") from e
     return ray
-
-
-def _cancel(ray: Any, refs: list[Any]) -> None:
-    """Cancel the tasks in flight (a KeyboardInterrupt in each: their episodes tear down), and
-    force-cancel those still running after :data:`STOP_GRACE_S`."""
-    for ref in refs:
-        ray.cancel(ref, force=False)
-    deadline = time.monotonic() + STOP_GRACE_S
-    left = refs
-    while left and time.monotonic() < deadline:
-        _, left = ray.wait(left, num_returns=len(left), timeout=max(0.0, deadline - time.monotonic()))
-    for ref in left:
-        ray.cancel(ref, force=True)
 
 
 def _failure(e: Exception) -> str:

@@ -43,6 +43,11 @@ class _Received:
 _RECEIVED = _Received()
 
 
+def signalled() -> str | None:
+    """The stopping signal this process received since :func:`interrupt_on_signals`, if any."""
+    return _RECEIVED.name
+
+
 def stop_if_signalled() -> None:
     """Raise :class:`Interrupted` when a signal arrived, even if code on the way (a library that
     catches ``BaseException``) turned its exception into something else: no record of an episode

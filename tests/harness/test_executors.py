@@ -119,3 +119,53 @@ def test_bad_ray_choices_fail_before_the_first_episode(tmp_path: Path) -> None:
         make_executor(None, ExecutorRequest(concurrency=1, run_dir=tmp_path, address="auto"))
     with pytest.raises(PluginError, match=r"could not start or reach the Ray cluster at 127\.0\.0\.1:9"):
         make_executor("ray", ExecutorRequest(concurrency=1, run_dir=tmp_path, address="127.0.0.1:9"))
+
+
+class _SignalInsideRay:
+    """A stand-in for the ``ray`` module whose compiled ``wait`` or ``get`` gets a signal: the
+    handler's exception comes out as a SystemError, as Ray's Cython calls return it."""
+
+    def __init__(self, where: str) -> None:
+        self.where, self.cancelled, self.hit = where, [], False
+
+    def remote(self, **options: object):  # type: ignore[no-untyped-def]
+        return lambda fn: type("Task", (), {"remote": staticmethod(lambda unit: ("ref", unit[0].episode_id))})
+
+    def _signal(self) -> None:
+        import itbench_agents.harness.units as units
+
+        self.hit = True
+        units._RECEIVED.name = "SIGINT"
+        raise SystemError("<cyfunction CoreWorker.wait> returned a result with an exception set")
+
+    def wait(self, refs: list[object], num_returns: int = 1, timeout: float | None = None):  # type: ignore[no-untyped-def]
+        if self.where == "wait" and not self.hit:
+            self._signal()
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref: object) -> object:
+        self._signal()
+        return None
+
+    def cancel(self, ref: object, force: bool = False) -> None:
+        self.cancelled.append(ref)
+
+
+@pytest.mark.parametrize("where", ["wait", "get"])
+def test_a_signal_inside_a_ray_call_stops_the_batch_and_records_nothing(tmp_path: Path, where: str) -> None:
+    from itbench_agents.harness.ray_executor import RayExecutor
+    from itbench_agents.harness.units import Interrupted, interrupt_on_signals
+
+    specs = _plan(tmp_path / "run", trials=1)
+    fake = _SignalInsideRay(where)
+    ex = RayExecutor(2)
+    ex._ray = fake  # connected
+    recorded: list[object] = []
+    restore = interrupt_on_signals()
+    try:
+        with pytest.raises(Interrupted):
+            ex.run([[s] for s in specs], lambda rec: bool(recorded.append(rec)))
+    finally:
+        restore()
+    assert recorded == []  # not a crash record of the unit in flight
+    assert fake.hit and not fake.cancelled  # never ray.cancel: it races with a finishing task

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +28,9 @@ SCENARIOS = [
 ITBENCH = [sys.executable, "-m", "itbench_agents.cli"]
 
 
-def _start(run_dir: Path, concurrency: int, executor: list[str]) -> subprocess.Popen[str]:
+def _start(
+    run_dir: Path, concurrency: int, executor: list[str], env: dict[str, str]
+) -> subprocess.Popen[str]:
     args = [x for sid in SCENARIOS for x in ("--scenario", sid)]
     return subprocess.Popen(
         [*ITBENCH, "run", *args, "--agent", "noop", "--concurrency", str(concurrency), *executor]
@@ -35,7 +39,28 @@ def _start(run_dir: Path, concurrency: int, executor: list[str]) -> subprocess.P
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        env=env,
     )
+
+
+def _mentioning(path: str) -> list[str]:
+    """Processes whose command line names ``path`` (a local Ray's: their session folder is in it)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and path in cmdline:
+            found.append(f"{proc.name}: {cmdline[:200]}")
+    return found
+
+
+def _none_left(path: str, within_s: float) -> list[str]:
+    deadline = time.monotonic() + within_s
+    while (left := _mentioning(path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
 
 
 def _records(run_dir: Path) -> list[dict[str, object]]:
@@ -78,7 +103,10 @@ def test_a_signal_stops_the_run_and_the_same_run_resumes(
     tmp_path: Path, concurrency: int, how: str, executor: list[str]
 ) -> None:
     run_dir = tmp_path / "run"
-    proc = _start(run_dir, concurrency, executor)
+    # a local Ray's processes are in their own process groups: they are found by their folder
+    ray_tmp = tempfile.mkdtemp(prefix="itb-ray-")  # short: Ray's socket paths live under it
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp}
+    proc = _start(run_dir, concurrency, executor, env)
     _wait_started(run_dir, proc)
     time.sleep(0.5)
     t0 = time.monotonic()
@@ -92,6 +120,7 @@ def test_a_signal_stops_the_run_and_the_same_run_resumes(
     assert stopped_s < 30, stopped_s
     assert f"Resume with: itbench run --resume {run_dir}" in out, out[-3000:]
     assert _group_gone(proc.pid, 20), "processes of the interrupted run are still there"
+    assert not _none_left(ray_tmp, 20), "the interrupted run's Ray is still there"
     first = _records(run_dir)
     assert len(first) < len(SCENARIOS), "the run was not interrupted: make the episodes longer"
     for rec in first:  # what was recorded finished on its own
@@ -112,9 +141,12 @@ def test_a_signal_stops_the_run_and_the_same_run_resumes(
         text=True,
         timeout=600,
         check=False,
+        env=env,
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"done: {len(SCENARIOS) - len(first)} ran, {len(first)} already done" in again.stderr
     recs = _records(run_dir)
     assert sorted(r["scenario_id"] for r in recs) == sorted(SCENARIOS)
     assert all(r["termination"] == "submitted" for r in recs)
+    assert not _none_left(ray_tmp, 20)
+    shutil.rmtree(ray_tmp, ignore_errors=True)

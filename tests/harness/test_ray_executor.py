@@ -7,7 +7,6 @@ the first episode."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.episode import EpisodeSpec
-from itbench_agents.harness.executors import ProcessExecutor
+from itbench_agents.harness.executors import ProcessExecutor, staging_folder
 from itbench_agents.harness.ray_executor import RayExecutor
 from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import check_episodes, read_episodes
@@ -56,8 +55,9 @@ def _folders(run_dir: Path) -> dict[str, set[str]]:
     }
 
 
-def _staging_left() -> list[str]:
-    return [p.name for p in Path(tempfile.gettempdir()).glob("itbench-artifacts-*")]
+def _staged(specs: list[EpisodeSpec]) -> list[Path]:
+    """The staging folders of these episodes (one unit each) still on disk."""
+    return [p for p in (staging_folder([s]) for s in specs) if p.exists()]
 
 
 def test_ray_leaves_the_same_run_folder_as_worker_processes(local_ray: Path, tmp_path: Path) -> None:
@@ -77,7 +77,6 @@ def test_ray_leaves_the_same_run_folder_as_worker_processes(local_ray: Path, tmp
 def test_a_killed_worker_reruns_its_episode_once_and_the_count_stays_exact(
     local_ray: Path, tmp_path: Path
 ) -> None:
-    before = set(_staging_left())
     run_dir = tmp_path / "run"
     specs = _plan(run_dir, agent="itbench_fakes:dying_once")
     summary = run_batch(run_dir, specs, executor=RayExecutor(2))
@@ -88,11 +87,10 @@ def test_a_killed_worker_reruns_its_episode_once_and_the_count_stays_exact(
     died = sorted(p.name for p in local_ray.iterdir())
     assert died == sorted(s.episode_id for s in specs if s.scenario.id == FLAG)  # the kill happened
     assert set(_folders(run_dir)) == {s.episode_id for s in specs}
-    assert set(_staging_left()) <= before  # the killed attempts' staging folders were removed
+    assert not _staged(specs)  # the killed attempts' staging folders were removed
 
 
 def test_a_worker_killed_twice_is_a_harness_error_and_the_rest_run(local_ray: Path, tmp_path: Path) -> None:
-    before = set(_staging_left())
     run_dir = tmp_path / "run"
     specs = _plan(run_dir, agent="itbench_fakes:dying")
     summary = run_batch(run_dir, specs, executor=RayExecutor(2))
@@ -105,7 +103,7 @@ def test_a_worker_killed_twice_is_a_harness_error_and_the_rest_run(local_ray: Pa
             assert rec.error and rec.error.startswith("ray task failed: WorkerCrashedError"), rec.error
         else:
             assert rec.termination == "submitted", rec.error
-    assert set(_staging_left()) <= before  # what the dead workers staged was removed
+    assert not _staged(specs)  # what the dead workers staged was removed
 
 
 def test_fail_fast_stops_the_ray_batch(local_ray: Path, tmp_path: Path) -> None:
