@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.run_folders import episode_files, fake_batch
 
-from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.batch import run_batch
 from itbench_agents.harness.episode import EpisodeSpec
 from itbench_agents.harness.executor_registry import ExecutorRequest, make_executor
 from itbench_agents.harness.executors import (
@@ -19,39 +20,20 @@ from itbench_agents.harness.executors import (
     RunFolderSink,
     _read_folder,
 )
-from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import check_episodes, read_episodes
 from itbench_agents.plugins import PluginError
-from itbench_agents.scenario.registry import ScenarioRegistry
-
-ENV = "itbench_fakes:make_env"
-FLAG = "sre/ad-failure-flag-v1"
-CONTROL = "sre/control-otel-demo-healthy-v1"
-
-
-def _plan(run_dir: Path, agent: str = "itbench_fakes:good", trials: int = 2) -> list[EpisodeSpec]:
-    cfg = RunConfig(scenarios=[FLAG, CONTROL], agents=[AgentSpec(name=agent)], trials=trials, environment=ENV)
-    _, specs, _ = start_run(run_dir, cfg, ScenarioRegistry.default())
-    return specs
-
-
-def _folders(run_dir: Path) -> dict[str, set[str]]:
-    return {
-        d.name: {str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()}
-        for d in sorted((run_dir / "episodes").iterdir())
-    }
 
 
 def test_shipped_artifacts_leave_the_same_run_folder(tmp_path: Path) -> None:
     direct, shipped = tmp_path / "direct", tmp_path / "shipped"
-    run_batch(direct, _plan(direct), executor=ProcessExecutor(2))
-    run_batch(shipped, _plan(shipped), executor=ProcessExecutor(2, ship_artifacts=True))
+    run_batch(direct, fake_batch(direct), executor=ProcessExecutor(2))
+    run_batch(shipped, fake_batch(shipped), executor=ProcessExecutor(2, ship_artifacts=True))
     a, b = read_episodes(direct), read_episodes(shipped)
     assert len(a) == len(b) == 4
     assert sorted((r.key, r.termination) for r in a) == sorted((r.key, r.termination) for r in b)
     assert all(r.termination == "submitted" for r in b)
-    assert _folders(direct) == _folders(shipped)
-    assert "trajectory.jsonl" in next(iter(_folders(shipped).values()))
+    assert episode_files(direct) == episode_files(shipped)
+    assert "trajectory.jsonl" in next(iter(episode_files(shipped).values()))
     assert not check_episodes(shipped).foreign
 
 
@@ -70,17 +52,17 @@ class Recording:
 
 def test_a_custom_executor_runs_the_batch_and_fail_fast_stops_it(tmp_path: Path) -> None:
     ex = Recording()
-    summary = run_batch(tmp_path / "run", _plan(tmp_path / "run", trials=1), executor=ex)
+    summary = run_batch(tmp_path / "run", fake_batch(tmp_path / "run", trials=1), executor=ex)
     assert summary.ran == 2 and len(ex.ran) == 2 and not summary.stopped_early
 
     bad = tmp_path / "bad"
     summary = run_batch(
-        bad, _plan(bad, agent="itbench_fakes:crash"), executor=InProcessExecutor(), fail_fast=True
+        bad, fake_batch(bad, agent="itbench_fakes:crash"), executor=InProcessExecutor(), fail_fast=True
     )
     assert summary.stopped_early and summary.ran == 1
     summary = run_batch(
         tmp_path / "bad2",
-        _plan(tmp_path / "bad2", agent="itbench_fakes:crash"),
+        fake_batch(tmp_path / "bad2", agent="itbench_fakes:crash"),
         executor=ProcessExecutor(1),
         fail_fast=True,
     )
@@ -156,7 +138,7 @@ def test_a_signal_inside_a_ray_call_stops_the_batch_and_records_nothing(tmp_path
     from itbench_agents.harness.ray_executor import RayExecutor
     from itbench_agents.harness.units import Interrupted, interrupt_on_signals
 
-    specs = _plan(tmp_path / "run", trials=1)
+    specs = fake_batch(tmp_path / "run", trials=1)
     fake = _SignalInsideRay(where)
     ex = RayExecutor(2)
     ex._ray = fake  # connected

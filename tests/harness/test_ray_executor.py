@@ -11,18 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.run_folders import episode_files, fake_batch
 
-from itbench_agents.harness.batch import run_batch, start_run
+from itbench_agents.harness.batch import run_batch
 from itbench_agents.harness.episode import EpisodeSpec
 from itbench_agents.harness.executors import ProcessExecutor, staging_folder
 from itbench_agents.harness.ray_executor import RayExecutor
-from itbench_agents.harness.records import AgentSpec, RunConfig
 from itbench_agents.harness.runfolder import check_episodes, read_episodes
-from itbench_agents.scenario.registry import ScenarioRegistry
 
-ENV = "itbench_fakes:make_env"
 FLAG = "sre/ad-failure-flag-v1"
-CONTROL = "sre/control-otel-demo-healthy-v1"
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
@@ -42,19 +39,6 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ray.shutdown()
 
 
-def _plan(run_dir: Path, agent: str = "itbench_fakes:good", trials: int = 2) -> list[EpisodeSpec]:
-    cfg = RunConfig(scenarios=[FLAG, CONTROL], agents=[AgentSpec(name=agent)], trials=trials, environment=ENV)
-    _, specs, _ = start_run(run_dir, cfg, ScenarioRegistry.default())
-    return specs
-
-
-def _folders(run_dir: Path) -> dict[str, set[str]]:
-    return {
-        d.name: {str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()}
-        for d in sorted((run_dir / "episodes").iterdir())
-    }
-
-
 def _staged(specs: list[EpisodeSpec]) -> list[Path]:
     """The staging folders of these episodes (one unit each) still on disk."""
     return [p for p in (staging_folder([s]) for s in specs) if p.exists()]
@@ -62,15 +46,15 @@ def _staged(specs: list[EpisodeSpec]) -> list[Path]:
 
 def test_ray_leaves_the_same_run_folder_as_worker_processes(local_ray: Path, tmp_path: Path) -> None:
     direct, on_ray = tmp_path / "direct", tmp_path / "ray"
-    run_batch(direct, _plan(direct), executor=ProcessExecutor(2))
-    summary = run_batch(on_ray, _plan(on_ray), executor=RayExecutor(2))
+    run_batch(direct, fake_batch(direct), executor=ProcessExecutor(2))
+    summary = run_batch(on_ray, fake_batch(on_ray), executor=RayExecutor(2))
     a, b = read_episodes(direct), read_episodes(on_ray)
     assert summary.ran == len(b) == len(a) == 4
     assert sorted((r.key, r.termination) for r in a) == sorted((r.key, r.termination) for r in b)
     assert all(
         r.termination == "submitted" and r.mitigation and r.mitigation.passed for r in b if not r.control
     )
-    assert _folders(direct) == _folders(on_ray)
+    assert episode_files(direct) == episode_files(on_ray)
     assert not check_episodes(on_ray).foreign
 
 
@@ -78,7 +62,7 @@ def test_a_killed_worker_reruns_its_episode_once_and_the_count_stays_exact(
     local_ray: Path, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    specs = _plan(run_dir, agent="itbench_fakes:dying_once")
+    specs = fake_batch(run_dir, agent="itbench_fakes:dying_once")
     summary = run_batch(run_dir, specs, executor=RayExecutor(2))
     recs = read_episodes(run_dir)
     assert summary.ran == len(recs) == len(specs) == 4
@@ -86,13 +70,13 @@ def test_a_killed_worker_reruns_its_episode_once_and_the_count_stays_exact(
     assert all(r.termination == "submitted" for r in recs), [(r.episode_id, r.error) for r in recs]
     died = sorted(p.name for p in local_ray.iterdir())
     assert died == sorted(s.episode_id for s in specs if s.scenario.id == FLAG)  # the kill happened
-    assert set(_folders(run_dir)) == {s.episode_id for s in specs}
+    assert set(episode_files(run_dir)) == {s.episode_id for s in specs}
     assert not _staged(specs)  # the killed attempts' staging folders were removed
 
 
 def test_a_worker_killed_twice_is_a_harness_error_and_the_rest_run(local_ray: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    specs = _plan(run_dir, agent="itbench_fakes:dying")
+    specs = fake_batch(run_dir, agent="itbench_fakes:dying")
     summary = run_batch(run_dir, specs, executor=RayExecutor(2))
     recs = {r.episode_id: r for r in read_episodes(run_dir)}
     assert summary.ran == len(recs) == 4
@@ -109,6 +93,6 @@ def test_a_worker_killed_twice_is_a_harness_error_and_the_rest_run(local_ray: Pa
 def test_fail_fast_stops_the_ray_batch(local_ray: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     summary = run_batch(
-        run_dir, _plan(run_dir, agent="itbench_fakes:crash"), executor=RayExecutor(1), fail_fast=True
+        run_dir, fake_batch(run_dir, agent="itbench_fakes:crash"), executor=RayExecutor(1), fail_fast=True
     )
     assert summary.stopped_early and summary.ran == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from itbench_agents.core.task import Limits
 from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
+from itbench_agents.harness.episode import EpisodeSpec
 from itbench_agents.harness.records import AgentSpec, RunConfig, Timing
 from itbench_agents.harness.runfolder import EpisodeLog
 from itbench_agents.report.frames import PROXIMITY
@@ -140,3 +141,24 @@ def ciso_run(d: Path) -> Path:
                 log.append(rec)
     log.close()
     return d
+
+
+def fake_batch(run_dir: Path, agent: str = "itbench_fakes:good", trials: int = 2) -> list[EpisodeSpec]:
+    """The episodes of a fault scenario and a control × ``trials`` for ``agent`` on the fake
+    environment, planned into a new run folder (for executor tests)."""
+    cfg = RunConfig(
+        scenarios=[SRE, CONTROL],
+        agents=[AgentSpec(name=agent)],
+        trials=trials,
+        environment="itbench_fakes:make_env",
+    )
+    _, specs, _ = start_run(run_dir, cfg, ScenarioRegistry.default())
+    return specs
+
+
+def episode_files(run_dir: Path) -> dict[str, set[str]]:
+    """Each episode folder's files, by path relative to it."""
+    return {
+        d.name: {str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()}
+        for d in sorted((run_dir / "episodes").iterdir())
+    }
