@@ -107,6 +107,7 @@ def test_a_wrong_flag_would_be_caught() -> None:
         parse(["run", "--suite", "sre", "--trials", "three"])
 
 
+@pytest.mark.slow  # a whole itbench run (11 s)
 def test_the_own_scenario_folder_example_runs(tmp_path: Path) -> None:
     """docs/extending.md §4, the block as written (in a scratch folder, against this checkout)."""
     text = (REPO / "docs/extending.md").read_text()

@@ -66,6 +66,7 @@ def run_scenario(py: Path, run: Path, *agent_args: str) -> subprocess.CompletedP
     return itbench(py, *args, cwd=run.parent)
 
 
+@pytest.mark.slow  # whole itbench runs in the plug-in's venv
 def test_the_plugins_agent_tool_and_scenario_run_through_itbench_run(venv: Path, tmp_path: Path) -> None:
     agents = {
         r["name"]: r for r in json.loads(itbench(venv, "agents", "list", "--json", cwd=tmp_path).stdout)
@@ -128,6 +129,7 @@ def test_the_plugins_persona_runs_through_itbench_run(venv: Path, tmp_path: Path
     }
 
 
+@pytest.mark.slow  # whole itbench runs in the plug-in's venv
 def test_the_plugins_backend_passes_the_kit_and_serves_a_run(venv: Path, tmp_path: Path) -> None:
     listed = {
         r["name"]: r for r in json.loads(itbench(venv, "backends", "list", "--json", cwd=tmp_path).stdout)
@@ -154,6 +156,7 @@ def test_the_plugins_backend_passes_the_kit_and_serves_a_run(venv: Path, tmp_pat
     assert record["mitigation"]["passed"], record
 
 
+@pytest.mark.slow  # whole itbench runs in the plug-in's venv
 def test_without_asking_for_it_sre_react_has_no_plugin_tool(venv: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     res = run_scenario(venv, run, "--agent", "sre-react")
