@@ -151,3 +151,28 @@ def test_a_signal_inside_a_ray_call_stops_the_batch_and_records_nothing(tmp_path
         restore()
     assert recorded == []  # not a crash record of the unit in flight
     assert fake.hit and not fake.cancelled  # never ray.cancel: it races with a finishing task
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--executor", "ray", "--ray-address", "127.0.0.1:9"],
+            "could not start or reach the Ray cluster at 127.0.0.1:9",
+        ),
+        (["--ray-address", "ray://head:10001"], "--ray-address is for --executor ray"),
+    ],
+)
+def test_itbench_run_refuses_a_bad_ray_choice_before_any_episode(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from itbench_agents.cli import app
+
+    run_dir = tmp_path / "run"
+    res = CliRunner().invoke(
+        app, ["run", "-s", "sre/ad-scaled-to-zero-v1", "--agent", "noop", *args, "--run-dir", str(run_dir)]
+    )
+    assert res.exit_code != 0 and said in " ".join(res.output.split()), res.output
+    assert not (run_dir / "episodes.jsonl").exists()
