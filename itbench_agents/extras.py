@@ -2,7 +2,7 @@
 
 The twin, the harness, the scorers and the non-LLM baselines need none of them (an import-linter
 contract keeps it so); the LLM agents and the model layer need ``agents``, ``itbench mcp serve``
-needs ``mcp``. What needs an extra calls :func:`require_extra` before it imports the extra's
+needs ``mcp``, ``--executor ray`` needs ``ray``. What needs an extra calls :func:`require_extra` before it imports the extra's
 modules, so a missing one is one sentence that says what to install rather than a traceback.
 """
 
@@ -13,6 +13,7 @@ import importlib.util
 EXTRAS: dict[str, tuple[str, ...]] = {
     "agents": ("langgraph", "langchain_core", "langchain_openai", "langchain_litellm", "litellm"),
     "mcp": ("mcp",),
+    "ray": ("ray",),
 }
 """Extra → the top-level modules its distributions provide (pyproject.toml's optional-dependencies)."""
 

@@ -125,8 +125,16 @@ class NamedTargets:
     take a built-in's name), and any ``module:attribute`` given directly. Nothing is imported until
     :meth:`factory` is asked for one."""
 
-    def __init__(self, kind: str, group: str, builtin: dict[str, str]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        builtin: dict[str, str],
+        unavailable: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.kind, self.group, self.builtin = kind, group, builtin
+        self.unavailable = unavailable
+        """A built-in's name → why it cannot run here (an optional extra not installed), or None."""
 
     def entries(self) -> list[NamedTarget]:
         out = [NamedTarget(n, t) for n, t in self.builtin.items()]
@@ -149,6 +157,9 @@ class NamedTargets:
         return found
 
     def factory(self, entry: NamedTarget) -> Callable[..., Any]:
+        problem = self.unavailable(entry.name) if self.unavailable and entry.source == "built-in" else None
+        if problem:
+            raise PluginError(problem)
         try:
             made = load_target(entry.target)
         except Exception as e:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..extras import MissingExtraError, missing_modules
 from ..plugins import EXECUTORS_GROUP, NamedTarget, NamedTargets, PluginError
 from ..plugins import UnknownNameError as UnknownExecutorError
 from .executors import Executor, InProcessExecutor, ProcessExecutor, RunFolderSink, default_executor
@@ -67,7 +68,17 @@ BUILTIN: dict[str, str] = {
     "processes-shipped": f"{__name__}:processes_shipped",
     "ray": "itbench_agents.harness.ray_executor:make_ray_executor",
 }
-REGISTRY = NamedTargets("executor", EXECUTORS_GROUP, BUILTIN)
+NEEDS_EXTRA = {"ray": "ray"}
+"""Built-in executor → the optional extra it needs."""
+
+
+def _unavailable(name: str) -> str | None:
+    extra = NEEDS_EXTRA.get(name)
+    missing = missing_modules(extra) if extra else []
+    return str(MissingExtraError(extra, f"executor {name!r}", missing)) if extra and missing else None
+
+
+REGISTRY = NamedTargets("executor", EXECUTORS_GROUP, BUILTIN, unavailable=_unavailable)
 
 
 def executors() -> list[NamedTarget]:

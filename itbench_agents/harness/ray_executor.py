@@ -22,6 +22,7 @@ import shutil
 import socket
 from typing import Any
 
+from ..extras import require_extra
 from ..plugins import PluginError
 from .episode import EpisodeSpec
 from .executor_registry import ExecutorRequest
@@ -42,7 +43,6 @@ RETRIES = 1
 """How many times Ray reruns a unit whose worker died (then its episodes are harness errors)."""
 CONNECT_TIMEOUT_S = 5.0
 """How long a cluster address gets to accept a connection before the run is refused."""
-INSTALL_HINT = "pip install 'itbench-agents[ray]' (or uv sync --extra ray)"
 
 
 class RayExecutor:
@@ -165,9 +165,10 @@ def import_ray() -> Any:
     ``RAY_ENABLE_UV_RUN_RUNTIME_ENV=1`` to let it ship a uv project to a cluster."""
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     try:
+        require_extra("ray", "executor 'ray'")
         import ray
     except ImportError as e:
-        raise PluginError(f"executor 'ray' needs Ray, which is not installed here: {INSTALL_HINT}") from e
+        raise PluginError(str(e)) from e
     return ray
 
 

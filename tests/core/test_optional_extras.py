@@ -1,4 +1,4 @@
-"""The `agents` and `mcp` extras are optional: without them the twin, the harness, the scorers and the
+"""The `agents`, `mcp` and `ray` extras are optional: without them the twin, the harness, the scorers and the
 non-LLM agents run, and what needs an extra says which one to install (itbench_agents/extras.py).
 
 "Without them" is a Python whose import system refuses the extras' modules (a ``sitecustomize``
@@ -108,6 +108,16 @@ def test_without_extras_what_needs_one_says_which(tmp_path: Path) -> None:
 
     serve = _itbench(env, "llm", "serve-script", str(ROOT / "pyproject.toml"))
     assert serve.returncode == 2 and "itbench-agents[agents]" in serve.stderr
+
+    executors = {r["name"]: r for r in json.loads(_itbench(env, "executors", "list", "--json").stdout)}
+    assert not executors["ray"]["available"] and "itbench-agents[ray]" in executors["ray"]["error"]
+    assert executors["processes"]["available"]
+    on_ray = _itbench(
+        env, "run", "-s", "sre/hotel-geo-scaled-to-zero-v1", "--agent", "noop", "--executor", "ray",
+        "--run-dir", str(tmp_path / "ray-run"),
+    )  # fmt: skip
+    assert on_ray.returncode == 2
+    assert "itbench-agents[ray]" in on_ray.stderr and "Traceback" not in on_ray.stderr + on_ray.stdout
 
 
 @pytest.mark.slow
