@@ -51,6 +51,10 @@ class ProvisionRequest:
     """Changes the app's manifests before they are applied (the protected baseline)."""
     addons: list[Any] = field(default_factory=list)
     """What runs beside the app for the scenario's persona (FinOps: OpenCost)."""
+    clock_grid_s: float = 60.0
+    """A twin starts at a multiple of this many seconds: the longest step its alert rules'
+    subqueries run on (FinOps' cost rules: ``[7d:1h]``), so that their grids fall at the same
+    moments of every episode (``twin_backend.harness_clock``). A live cluster has its own clock."""
 
 
 class Backend(Protocol):

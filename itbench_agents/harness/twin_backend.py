@@ -19,13 +19,18 @@ from .backend import FAST_FORWARD, FORK, ProvisionRequest
 from .endstate import JourneyState
 
 
-def harness_clock(history_s: float) -> VirtualClock:
-    """The twin's clock in an episode: paused at a whole minute, its history ``DEFAULT_LEAD_S``
-    behind the wall clock. Paused, it moves only when the harness advances it, so deploy, injection,
-    churn, the alert wait and the settle do the same on a fast and a slow machine; only the
-    agent's turn (:meth:`TwinBackend.start_agent_turn` to :meth:`TwinBackend.end_agent_turn`) runs
-    with wall time, as on a real cluster."""
-    start = math.floor((time.time() - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+def harness_clock(history_s: float, grid_s: float = 60.0) -> VirtualClock:
+    """The twin's clock in an episode: paused at a multiple of ``grid_s`` (a whole minute unless the
+    request asks for more, ``ProvisionRequest.clock_grid_s``), its history at least
+    ``DEFAULT_LEAD_S`` behind the wall clock. Paused, it moves only when the harness advances it, so
+    deploy, injection, churn, the alert wait and the settle do the same on a fast and a slow
+    machine; only the agent's turn (:meth:`TwinBackend.start_agent_turn` to
+    :meth:`TwinBackend.end_agent_turn`) runs with wall time, as on a real cluster. Telemetry is keyed
+    on time since this start (``twin/telemetry/noise.ms_since``), and the rules' evaluations, scrapes
+    and subquery grids fall on multiples of their steps: so an episode is the same whatever minute
+    (or, with a grid of an hour, hour) it starts at."""
+    grid_s = max(60.0, float(grid_s))
+    start = math.floor((time.time() - history_s - DEFAULT_LEAD_S) / grid_s) * grid_s
     return VirtualClock.paused_at(start)
 
 
@@ -51,7 +56,7 @@ class TwinBackend:
         self.twin = Twin.for_app(
             request.app,
             seed=request.seed,
-            clock=harness_clock(request.history_s),
+            clock=harness_clock(request.history_s, request.clock_grid_s),
             history_s=request.history_s,
             masked=request.masked,
             past=request.past,

@@ -190,6 +190,7 @@ class TwinEnvironment:
             and (self.extension is None or self.extension.churn_past),
             customize=customize,
             addons=self.extension.addons() if self.extension else [],
+            clock_grid_s=self.extension.clock_grid_s if self.extension else 60.0,
         )
         try:
             endpoints = self.backend.provision(request)

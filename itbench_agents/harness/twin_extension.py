@@ -42,6 +42,9 @@ class TwinExtension(Protocol):
     persona's own history is the past (FinOps: a week, whose rollouts would be a week long)."""
     alert_poll_s: float
     """How often waiting for the expected alerts polls Prometheus (cost rules run once a minute)."""
+    clock_grid_s: float
+    """The twin starts at a multiple of this (``ProvisionRequest.clock_grid_s``): the longest
+    subquery step of the persona's alert rules (FinOps: an hour)."""
 
     def goal(self, namespace: str) -> str:
         """The agent's goal text."""

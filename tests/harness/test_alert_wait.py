@@ -127,8 +127,8 @@ def fixed_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both twins of a comparison on one timeline (the harness's follows the wall-clock minute)."""
     anchor = math.floor(time.time() / 60.0) * 60.0
 
-    def clock(history_s: float) -> VirtualClock:
-        return VirtualClock.paused_at(math.floor((anchor - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0)
+    def clock(history_s: float, grid_s: float = 60.0) -> VirtualClock:
+        return VirtualClock.paused_at(math.floor((anchor - history_s - DEFAULT_LEAD_S) / grid_s) * grid_s)
 
     monkeypatch.setattr(twin_backend, "harness_clock", clock)
 

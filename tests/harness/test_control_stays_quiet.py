@@ -24,8 +24,8 @@ ONCE_FALSE_ALERTED = 1796467860.0  # 2026-12-05T10:51:00Z
 def test_the_otel_demo_control_is_quiet_at_the_minute_it_once_alerted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def clock(history_s: float) -> VirtualClock:
-        start = math.floor((ONCE_FALSE_ALERTED - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+    def clock(history_s: float, grid_s: float = 60.0) -> VirtualClock:
+        start = math.floor((ONCE_FALSE_ALERTED - history_s - DEFAULT_LEAD_S) / grid_s) * grid_s
         return VirtualClock.paused_at(start)
 
     monkeypatch.setattr(twin_backend, "harness_clock", clock)

@@ -71,7 +71,9 @@ def one_start(monkeypatch: pytest.MonkeyPatch) -> None:
 
     start = twin_backend.harness_clock(0.0).now()
     monkeypatch.setattr(
-        twin_backend, "harness_clock", lambda history_s: VirtualClock.paused_at(start - history_s)
+        twin_backend,
+        "harness_clock",
+        lambda history_s, grid_s=60.0: VirtualClock.paused_at(start - history_s),
     )
 
 

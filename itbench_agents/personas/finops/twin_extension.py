@@ -31,6 +31,10 @@ FINOPS_HISTORY_S = 7 * 86400.0 + 3600.0
 """A FinOps scenario's pre-history: the week its cost alerts compare spend with, and an hour."""
 COST_RULES_POLL_S = 60.0
 """The cost rules are evaluated once a minute, so polling faster sees nothing new."""
+COST_RULES_GRID_S = 3600.0
+"""The longest subquery step of the cost rules (``[7d:1h]``): a FinOps twin starts on a whole hour,
+so their hourly grid falls at the same moments of every episode (``harness_clock``). The price: the
+twin's clock runs up to an hour more behind the wall clock than an SRE twin's."""
 FINOPS_GOAL = (
     "You are the FinOps engineer for the application running in namespace {namespace} of this "
     "Kubernetes cluster. A cost alert is firing: the namespace spends more than it did last week. "
@@ -48,6 +52,7 @@ class FinopsTwinExtension:
     history_s = FINOPS_HISTORY_S
     churn_past = False
     alert_poll_s = COST_RULES_POLL_S
+    clock_grid_s = COST_RULES_GRID_S
 
     def __init__(self) -> None:
         self.cost_optimal: Any = None

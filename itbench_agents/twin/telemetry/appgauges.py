@@ -19,7 +19,7 @@ import numpy as np
 
 from ...k8s.kinds import GroupResource
 from .context import TelemetryContext
-from .noise import key64, uniform
+from .noise import key64, ms_since, uniform
 from .profile import Profile
 from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
@@ -151,7 +151,7 @@ class AppGaugeFamily:
                     out,
                     "redis_commands_processed_total",
                     labels,
-                    _counter_render(Profile(times, calls * 2), dkey),
+                    _counter_render(Profile(times, calls * 2), dkey, self.ctx.epoch),
                     start,
                 )
             else:
@@ -162,7 +162,7 @@ class AppGaugeFamily:
                     out,
                     "pg_stat_database_xact_commit",
                     db,
-                    _counter_render(Profile(times, calls), dkey),
+                    _counter_render(Profile(times, calls), dkey, self.ctx.epoch),
                     start,
                 )
 
@@ -220,9 +220,9 @@ def _profile_render(prof: Profile) -> Any:
     return lambda t: prof.at(t)
 
 
-def _counter_render(prof: Profile, key: int) -> Any:
+def _counter_render(prof: Profile, key: int, epoch: float) -> Any:
     def render(t: np.ndarray) -> np.ndarray:
-        jit = (2 * uniform(key, (t * 1000).astype(np.int64)) - 1) * 5.0
+        jit = (2 * uniform(key, ms_since(t, epoch)) - 1) * 5.0
         return np.floor(prof.integral(np.maximum(t + jit, prof.start)))  # type: ignore[no-any-return]
 
     return render

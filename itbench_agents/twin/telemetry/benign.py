@@ -48,11 +48,14 @@ SKIP_LANGS = frozenset({"postgres", "valkey", "kafka", "memcached", "mongodb", "
 """Datastores, brokers and proxies keep their own housekeeping lines."""
 
 
-def benign_lines(lang: str, a: float, width: float, key: int) -> list[tuple[float, str, str, Sequence[str]]]:
-    """Benign lines in [a, a + width): (time, level, message, continuation lines)."""
+def benign_lines(
+    lang: str, a: float, width: float, key: int, epoch: float = 0.0
+) -> list[tuple[float, str, str, Sequence[str]]]:
+    """Benign lines in [a, a + width): (time, level, message, continuation lines), drawn at ``a``
+    counted from ``epoch`` (the twin's birth, ``noise.ms_since``)."""
     if lang in SKIP_LANGS or width <= 0:
         return []
-    r = Draws(key, a, "benign")
+    r = Draws(key, a - epoch, "benign")
     n = int(width * RATE_PER_S + r())
     if not n:
         return []

@@ -19,7 +19,7 @@ from ...k8s.kinds import GroupResource
 from ...k8s.quantity import parse_quantity
 from .context import TelemetryContext
 from .history import Instance, ObjRecord
-from .noise import key64, normal, uniform
+from .noise import key64, ms_since, normal, uniform
 from .profile import Profile
 from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
@@ -72,6 +72,7 @@ class _ContainerModel:
         self, ctx: TelemetryContext, pod: Obj, spec: Obj, service: str, main: bool, insts: list[Instance]
     ) -> None:
         self.insts = insts
+        self.epoch = ctx.epoch
         self.starts = np.asarray([i.start for i in insts])
         self.ends = np.asarray([i.end for i in insts])
         res = spec.get("resources") or {}
@@ -116,7 +117,7 @@ class _ContainerModel:
         if run.any():
             st = self.starts[i[run]]
             tr = t[run]
-            jit = (2 * uniform(key, (tr * 1000).astype(np.int64)) - 1) * 3.0
+            jit = (2 * uniform(key, ms_since(tr, self.epoch)) - 1) * 3.0
             tw = np.maximum(tr + jit, st)
             out[run] = np.maximum(prof.integral(tw) - prof.integral(st), 0.0)
         return out
@@ -265,12 +266,22 @@ class CadvisorFamily:
                     prof = Profile(ta, vals)
                     add_l = {**base, "cpu": str(cpu), "mode": mode}
                     add_series(
-                        out, "node_cpu_seconds_total", add_l, _node_cpu_render(prof, k + cpu), start, end
+                        out,
+                        "node_cpu_seconds_total",
+                        add_l,
+                        _node_cpu_render(prof, k + cpu, self.ctx.epoch),
+                        start,
+                        end,
                     )
             add_series(out, "node_memory_MemTotal_bytes", base, _const(mem_total), start, end)
             avail = Profile(ta, np.maximum(mem_total - used_mem, 0.0))
             add_series(
-                out, "node_memory_MemAvailable_bytes", base, _gauge_render(avail, k, 0.005), start, end
+                out,
+                "node_memory_MemAvailable_bytes",
+                base,
+                _gauge_render(avail, k, 0.005, self.ctx.epoch),
+                start,
+                end,
             )
         return out
 
@@ -282,7 +293,7 @@ def _cpu_render(cm: _ContainerModel, key: int) -> Any:
 def _mem_render(cm: _ContainerModel, key: int, scale: float) -> Any:
     def render(t: np.ndarray) -> np.ndarray:
         run = cm.which(t) >= 0
-        v = cm.mem.at(t) * scale * (1.0 + 0.01 * normal(key, (t * 1000).astype(np.int64)))
+        v = cm.mem.at(t) * scale * (1.0 + 0.01 * normal(key, ms_since(t, cm.epoch)))
         if cm.mem_limit > 0:
             v = np.minimum(v, cm.mem_limit)
         return np.where(run, np.round(np.nan_to_num(v)), np.nan)  # type: ignore[no-any-return]
@@ -329,18 +340,18 @@ def _throttled_render(cm: _ContainerModel, key: int) -> Any:
     return render
 
 
-def _node_cpu_render(prof: Profile, key: int) -> Any:
+def _node_cpu_render(prof: Profile, key: int, epoch: float) -> Any:
     def render(t: np.ndarray) -> np.ndarray:
-        jit = (2 * uniform(key, (t * 1000).astype(np.int64)) - 1) * 3.0
+        jit = (2 * uniform(key, ms_since(t, epoch)) - 1) * 3.0
         tw = np.maximum(t + jit, prof.start)
         return np.round(prof.integral(tw), 2)  # type: ignore[no-any-return]
 
     return render
 
 
-def _gauge_render(prof: Profile, key: int, rel: float) -> Any:
+def _gauge_render(prof: Profile, key: int, rel: float, epoch: float) -> Any:
     def render(t: np.ndarray) -> np.ndarray:
-        return np.round(prof.at(t) * (1.0 + rel * normal(key, (t * 1000).astype(np.int64))))  # type: ignore[no-any-return]
+        return np.round(prof.at(t) * (1.0 + rel * normal(key, ms_since(t, epoch))))  # type: ignore[no-any-return]
 
     return render
 

@@ -34,6 +34,10 @@ class TelemetryContext:
     def __init__(self, twin: Any) -> None:
         self.twin = twin
         self.seed = int(getattr(twin, "seed", 0))
+        self.epoch = float(getattr(twin, "created_at", 0.0))
+        """The twin's birth (``Twin.created_at``; 0 for a hand-built stand-in): every random-looking
+        number is keyed on time since it (``noise.ms_since``), so the same seed gives the same data
+        at the same moment of the twin's life whatever wall-clock minute it started at."""
         self.history = History(twin.store)
         self._health_key: tuple[int, int] | None = None
         self._snaps: list[AppHealth] = []

@@ -376,7 +376,7 @@ class PodLogSource:
         health in force during that piece, so no line ever contradicts the metrics of its moment.
         """
         if st.init:
-            r = Draws(key, bt, "init")
+            r = Draws(key, bt - self.ctx.epoch, "init")
             if r() < 0.5:
                 dep = st.container.removeprefix("wait-for-")
                 return [(bt + r() * BUCKET_S, "info", f"waiting for {dep}...", ())]
@@ -397,7 +397,7 @@ class PodLogSource:
         if sh is None:
             return []
         out: list[tuple[float, str, str, Sequence[str]]] = []
-        r = Draws(key, a)
+        r = Draws(key, a - self.ctx.epoch)  # time since the twin's birth (noise.ms_since)
         share = width / BUCKET_S
         pods = max(sh.ready_pods, 1)
         caller_syms = self._failing_calls(st.service, a)
@@ -444,7 +444,7 @@ class PodLogSource:
         if getattr(self.ctx.twin, "benign_noise", False):  # a healthy cluster is not silent (benign.py)
             from .benign import benign_lines
 
-            out.extend(benign_lines(st.lang, a, width, key))
+            out.extend(benign_lines(st.lang, a, width, key, self.ctx.epoch))
         return out
 
     def _failing_calls(self, service: str, t: float) -> list[Symptom]:

@@ -47,6 +47,13 @@ def normal(key: int, ticks: np.ndarray) -> np.ndarray:
     return np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)  # type: ignore[no-any-return]
 
 
+def ms_since(t: np.ndarray, epoch: float) -> np.ndarray:
+    """Milliseconds from ``epoch`` to each ``t``: the ticks noise is drawn at. Telemetry counts them
+    from the twin's birth (``TelemetryContext.epoch``), not from 1970, so that a twin started at
+    another wall-clock minute draws the same numbers at the same moment of its life."""
+    return ((np.asarray(t, dtype=np.float64) - epoch) * 1000).astype(np.int64)  # type: ignore[no-any-return]
+
+
 def unit(key: int, *parts: object) -> float:
     """One uniform [0, 1) number for a key and extra parts (scalar code paths)."""
     return (key64(key, *parts) >> 11) * (1.0 / (1 << 53))

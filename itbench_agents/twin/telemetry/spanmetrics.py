@@ -22,7 +22,7 @@ import numpy as np
 
 from ..health import AppHealth
 from .context import TelemetryContext
-from .noise import key64, uniform
+from .noise import key64, ms_since, uniform
 from .profile import Profile
 from .seriesdb import SeriesDef, add_series
 from .sources import MetricMetadata
@@ -196,7 +196,10 @@ class SpanMetricsFamily:
                     "job": f"{ns}/{svc}",
                 }
                 group = _HistogramGroup(
-                    prof, key64(seed, "spanmetrics", svc, span, kind, status), self.ctx.pipeline_up
+                    prof,
+                    key64(seed, "spanmetrics", svc, span, kind, status),
+                    self.ctx.epoch,
+                    self.ctx.pipeline_up,
                 )
                 add_series(out, CALLS, base, group.column(0), start)
                 add_series(out, DURATION + "_count", base, group.column(0), start)
@@ -210,9 +213,12 @@ class SpanMetricsFamily:
 class _HistogramGroup:
     """Renders all columns of one (key, status) at once and remembers the last grid."""
 
-    def __init__(self, prof: Profile, key: int, up: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(
+        self, prof: Profile, key: int, epoch: float, up: Callable[[np.ndarray], np.ndarray] | None = None
+    ) -> None:
         self.prof = prof
         self.key = key
+        self.epoch = epoch
         self.up = up
         """Whether the telemetry pipeline (the collector that runs the spanmetrics connector) ran
         at each time: no samples while it is down."""
@@ -223,7 +229,7 @@ class _HistogramGroup:
         memo = self._memo
         if memo is not None and memo[0] == gid:
             return memo[1]
-        jitter = (2.0 * uniform(self.key, (t * 1000).astype(np.int64)) - 1.0) * JITTER_S
+        jitter = (2.0 * uniform(self.key, ms_since(t, self.epoch)) - 1.0) * JITTER_S
         tw = np.maximum(t + jitter, self.prof.start)
         v = self.prof.integral(tw)
         counts = np.floor(v + 1e-9)

@@ -42,6 +42,8 @@ MAX_DEPTH = 12
 MAX_SCAN_TRACES = 20_000
 _Z95 = 1.6448536269514722
 _MASK64 = (1 << 64) - 1
+_MINUTE_BIAS = 1 << 30
+"""Added to a trace id's minute (counted from the twin's birth) so that minutes before it stay positive."""
 FAST_FAIL = {
     "connection_refused",
     "dns_no_such_host",
@@ -91,6 +93,7 @@ class SampledTraceSource:
     def __init__(self, ctx: TelemetryContext) -> None:
         self.ctx = ctx
         self._mask = key64(ctx.seed, "trace-mask") & _MASK64
+        self._epoch_minute = math.floor(ctx.epoch / 60.0)
         self._pods_token = -1
         self._pods: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
         self._generate = lru_cache(maxsize=1024)(self._generate_uncached)
@@ -156,7 +159,11 @@ class SampledTraceSource:
             payload = int(tid[16:], 16) ^ self._mask
         except ValueError:
             return None
-        minute, r, k = payload >> 24, (payload >> 8) & 0xFFFF, payload & 0xFF
+        minute, r, k = (
+            (payload >> 24) - _MINUTE_BIAS + self._epoch_minute,
+            (payload >> 8) & 0xFFFF,
+            payload & 0xFF,
+        )
         if self._trace_id(minute, r, k) != tid or minute * 60 > self.ctx.now():
             return None
         roots = self._roots(minute)
@@ -187,7 +194,9 @@ class SampledTraceSource:
 
     # ------------------------------------------------------------------ roots and ids
     def _trace_id(self, minute: int, r: int, k: int) -> str:
-        payload = (minute << 24) | (r << 8) | k
+        """The id of trace ``k`` of root ``r`` in ``minute``: the minute is counted from the twin's
+        birth (``noise.ms_since``), so ids and everything drawn from them repeat at any start."""
+        payload = ((minute - self._epoch_minute + _MINUTE_BIAS) << 24) | (r << 8) | k
         return f"{key64(self.ctx.seed, 'trace', payload):016x}{payload ^ self._mask:016x}"
 
     def _roots(self, minute: int) -> list[Root]:
@@ -198,7 +207,7 @@ class SampledTraceSource:
 
     def _per_minute(self, root: Root, minute: int, r: int) -> int:
         expected = root.rate * 60.0 * SAMPLE
-        return min(MAX_PER_MINUTE, int(expected + unit(self.ctx.seed, "n", minute, r)))
+        return min(MAX_PER_MINUTE, int(expected + unit(self.ctx.seed, "n", minute - self._epoch_minute, r)))
 
     def _iter_traces(
         self, start_us: int, end_us: int, service: str, errors_only: bool = False
