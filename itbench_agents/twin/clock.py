@@ -52,9 +52,13 @@ class _ClockBase:
 
 DEFAULT_LEAD_S = 900.0
 """How far behind the wall clock a twin starts (after its history): the longest the harness
-fast-forwards before an agent starts (every scenario's alert window is 900 s), so the twin's "now"
-is never ahead of the agent's wall clock when the agent starts. The price: until fast-forwards use
-it up, ages a client computes from its own clock are up to this much older than the server's."""
+fast-forwards before an agent starts in an SRE episode (their alert windows are 900 s), so the
+twin's "now" is not ahead of the agent's wall clock when the agent starts. The price: until
+fast-forwards use it up, ages a client computes from its own clock are up to this much older than
+the server's. A FinOps episode waits up to an hour for its cost alert and starts on a whole hour
+(``harness_clock``): when the agent starts, its twin is anywhere from its alert wait less 15
+minutes ahead of the wall clock to an hour behind that (the runaway CronJob, whose alert wait is
+37 min: from 22 min ahead to 38 min behind, by the minute of the hour the episode starts)."""
 
 
 class VirtualClock(_ClockBase):
