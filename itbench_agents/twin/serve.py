@@ -6,6 +6,7 @@ with running_twin(app="otel-demo") as twin:
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -74,8 +75,13 @@ def running_twin(
     chosen = [make_addon(a) for a in addons]  # ValueError for an unknown addon, before any work
     wall = scaled_wall(speed)
     if app is not None:
-        clock = VirtualClock(offset=-(history_s + DEFAULT_LEAD_S), wall=wall)
+        # the history built on a paused clock from a whole minute, as an episode's (harness_clock):
+        # the same seed serves the same data, shifted, whenever it is started and however long
+        # building takes; then the cluster's time runs with the (scaled) wall clock
+        start = math.floor((wall() - history_s - DEFAULT_LEAD_S) / 60.0) * 60.0
+        clock = VirtualClock.paused_at(start, wall=wall)
         twin = Twin.for_app(app, seed=seed, history_s=history_s, addons=chosen, clock=clock)
+        clock.resume()
     elif manifests is not None:
         twin = Twin.for_manifests(
             load_manifest_dir(manifests), seed=seed, addons=chosen, clock=VirtualClock(wall=wall)

@@ -85,3 +85,36 @@ def test_the_same_log_lines_and_traces(pair: tuple[Twin, Twin]) -> None:
         [(s.span_id, s.start_us, s.duration_us) for s in t.spans] for t in tb
     ]
     assert b.traces.get_trace(tb[0].trace_id) is not None
+
+
+def test_itbench_twin_serve_serves_the_same_history_at_any_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``itbench twin serve`` builds its history on a paused clock from a whole minute, as an
+    episode does, then lets the cluster's time run: two served at other minutes hold the same past."""
+    import time
+
+    from itbench_agents.twin import clock, serve
+
+    pasts = []
+    for wall_at_start in (BORN + 23.7, LATER + 41.2):
+        t0 = time.time()
+        monkeypatch.setattr(
+            clock, "scaled_wall", lambda speed, w=wall_at_start, t0=t0: lambda: w + time.time() - t0
+        )
+        with serve.running_twin(app="hotel-reservation", history_s=HISTORY_S) as twin:
+            assert twin.created_at % 60 == 0 and not twin.clock.paused  # type: ignore[attr-defined]
+            assert twin.metrics is not None
+            start = int(twin.created_at * 1000)
+            end = start + int(HISTORY_S * 1000)
+            pasts.append(
+                {
+                    tuple(sorted((k, v) for k, v in s.labels.items() if k != "uid")): (
+                        (s.timestamps_ms - start).tobytes(),
+                        s.values.tobytes(),
+                    )
+                    for s in twin.metrics.select(
+                        [Matcher("__name__", "=~", "container_.*|traces_.*")], start, end
+                    )
+                    if not TIME_VALUED.search(s.labels["__name__"])  # a start time moves with the clock
+                }
+            )
+    assert pasts[0] and pasts[0] == pasts[1]
