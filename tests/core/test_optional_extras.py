@@ -60,6 +60,11 @@ def _itbench(env: dict[str, str], *args: str, timeout: float = 120) -> subproces
     )
 
 
+def _run_one(env: dict[str, str], run_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``itbench run`` of one hotel scenario with ``args`` (agent, executor) into ``run_dir``."""
+    return _itbench(env, "run", "-s", "sre/hotel-geo-scaled-to-zero-v1", *args, "--run-dir", str(run_dir))
+
+
 def test_extras_table_matches_pyproject() -> None:
     """EXTRAS names the modules of exactly the distributions pyproject.toml's extras list."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -93,10 +98,7 @@ def test_without_extras_what_needs_one_says_which(tmp_path: Path) -> None:
     for name in ("noop", "oracle", "sre-heuristic", "ciso-catalogue", "finops-heuristic"):
         assert rows[name]["available"] is True, name
 
-    run = _itbench(
-        env, "run", "-s", "sre/hotel-geo-scaled-to-zero-v1", "--agent", "sre-react", "--model", "scripted",
-        "--run-dir", str(tmp_path / "run"),
-    )  # fmt: skip
+    run = _run_one(env, tmp_path / "run", "--agent", "sre-react", "--model", "scripted")
     assert run.returncode == 2
     assert "itbench-agents[agents]" in run.stderr and "Traceback" not in run.stderr + run.stdout
 
@@ -112,10 +114,7 @@ def test_without_extras_what_needs_one_says_which(tmp_path: Path) -> None:
     executors = {r["name"]: r for r in json.loads(_itbench(env, "executors", "list", "--json").stdout)}
     assert not executors["ray"]["available"] and "itbench-agents[ray]" in executors["ray"]["error"]
     assert executors["processes"]["available"]
-    on_ray = _itbench(
-        env, "run", "-s", "sre/hotel-geo-scaled-to-zero-v1", "--agent", "noop", "--executor", "ray",
-        "--run-dir", str(tmp_path / "ray-run"),
-    )  # fmt: skip
+    on_ray = _run_one(env, tmp_path / "ray-run", "--agent", "noop", "--executor", "ray")
     assert on_ray.returncode == 2
     assert "itbench-agents[ray]" in on_ray.stderr and "Traceback" not in on_ray.stderr + on_ray.stdout
 
