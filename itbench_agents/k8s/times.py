@@ -4,13 +4,21 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 
 
 def rfc3339(t: float) -> str:
     """Kubernetes' timestamp format (second precision, UTC, ``Z``)."""
-    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_second(int(t))
 
 
+@lru_cache(maxsize=8192)
+def _format_second(t: int) -> str:
+    # memoised: a controller formats the same second many times (each sync's "now")
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=8192)
 def parse_rfc3339(s: str) -> float:
-    s = s.replace("Z", "+00:00")
-    return datetime.fromisoformat(s).timestamp()
+    # memoised: the same status times are read at every sync (a container's startedAt)
+    return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()

@@ -121,6 +121,10 @@ class BehaviourModel:
         """How much of the store's change log the kept effects have been checked against."""
         self._flag_pods: set[str] = set()
         self._derived_gen = 0
+        self._usage_gen = 0
+        """Bumped whenever :meth:`recompute` replaces the loads and leaks :meth:`usage` reads."""
+        self._usage_moves = False
+        """Whether some container's usage grows with time alone (a leak) under the current loads."""
         self._chaos_gen_key: tuple[int, float] | None = None
         """(resourceVersion, now) of the last bump of ``_derived_gen`` for active chaos."""
         self._verify = os.environ.get(VERIFY_ENV, "") == "1"
@@ -384,6 +388,10 @@ class BehaviourModel:
         result = Propagation(view, fx, self.lags, self.leaks).run(now)
         self.lags, self.loads, self.last = result.lags, result.load, result
         self._update_leaks(view, now)
+        self._usage_gen += 1
+        self._usage_moves = any(ld.leak_bytes_per_s_per_pod for ld in self.loads.values()) or any(
+            lk.rate for lk in self.leaks.values()
+        )
         self._derived_gen += 1
         self.ignored.extend(x for x in fx.ignored if x not in self.ignored)
         self.twin.health.append(result.health)
@@ -600,6 +608,12 @@ class BehaviourModel:
         if last is None or service not in last.services:
             return 0.0
         return sum(o.rate for o in last.services[service].operations if o.operation == op)
+
+    def usage_stamp(self) -> int | None:
+        """Changes whenever :meth:`usage` may answer differently for pod and container objects that
+        did not change (a recompute's new loads and leaks); None while usage moves with time alone
+        (a container leaking memory)."""
+        return None if self._usage_moves else self._usage_gen
 
     def usage(self, pod: Obj, container: Obj, now: float) -> ResourceUsage:
         service = self.service_for_pod(pod)

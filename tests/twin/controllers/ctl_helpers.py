@@ -111,3 +111,26 @@ def condition(obj: Obj, ctype: str) -> Obj | None:
         if c["type"] == ctype:
             return c  # type: ignore[no-any-return]
     return None
+
+
+def hpa(target: str, min_r: int = 1, max_r: int = 5, util: int = 50) -> Obj:
+    """An autoscaling/v2 HPA of Deployment ``target`` in ``default`` on CPU utilisation."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": target, "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": min_r,
+            "maxReplicas": max_r,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": util},
+                    },
+                }
+            ],
+        },
+    }

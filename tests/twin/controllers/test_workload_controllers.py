@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctl_helpers import DEPLOYMENTS, NODES, PODS, condition, deployment, events_for, pods_of
+from ctl_helpers import DEPLOYMENTS, NODES, PODS, condition, deployment, events_for, hpa, pods_of
 
 from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.kube.store import clone
@@ -170,32 +170,10 @@ def test_cronjob_runs_on_virtual_clock(twin, runtime):
     assert len(twin.store.list(JOBS, "default")) == 3  # successfulJobsHistoryLimit
 
 
-def _hpa(target, min_r=1, max_r=5, util=50):
-    return {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": target, "namespace": "default"},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "minReplicas": min_r,
-            "maxReplicas": max_r,
-            "metrics": [
-                {
-                    "type": "Resource",
-                    "resource": {
-                        "name": "cpu",
-                        "target": {"type": "Utilization", "averageUtilization": util},
-                    },
-                }
-            ],
-        },
-    }
-
-
 def test_hpa_scales_up_and_limits(twin, runtime):
     twin.store.create(DEPLOYMENTS, deployment("api", replicas=1, container="api", requests={"cpu": "100m"}))
     runtime.cpu["api"] = 0.2  # 200 % of request
-    twin.store.create(HPAS, _hpa("api", max_r=3))
+    twin.store.create(HPAS, hpa("api", max_r=3))
     twin.advance(60)
     d = twin.store.get(DEPLOYMENTS, "default", "api")
     assert d["spec"]["replicas"] == 3
@@ -213,7 +191,7 @@ def test_hpa_scales_up_and_limits(twin, runtime):
 
 def test_hpa_without_requests_reports_failed_metric(twin):
     twin.store.create(DEPLOYMENTS, deployment("api", container="api"))
-    twin.store.create(HPAS, _hpa("api"))
+    twin.store.create(HPAS, hpa("api"))
     twin.advance(30)
     h = twin.store.get(HPAS, "default", "api")
     c = condition(h, "ScalingActive")
@@ -229,7 +207,7 @@ def test_hpa_without_requests_reports_failed_metric(twin):
 def test_hpa_scale_down_waits_for_stabilisation(twin, runtime):
     twin.store.create(DEPLOYMENTS, deployment("api", replicas=4, container="api", requests={"cpu": "100m"}))
     runtime.cpu["api"] = 0.01
-    twin.store.create(HPAS, _hpa("api", min_r=1, max_r=5))
+    twin.store.create(HPAS, hpa("api", min_r=1, max_r=5))
     twin.advance(200)
     assert twin.store.get(DEPLOYMENTS, "default", "api")["spec"]["replicas"] == 4
     twin.advance(200)
@@ -239,9 +217,9 @@ def test_hpa_scale_down_waits_for_stabilisation(twin, runtime):
 def test_hpa_behavior_shortens_scale_down_window(twin, runtime):
     twin.store.create(DEPLOYMENTS, deployment("api", replicas=4, container="api", requests={"cpu": "100m"}))
     runtime.cpu["api"] = 0.01
-    hpa = _hpa("api", min_r=2, max_r=5)
-    hpa["spec"]["behavior"] = {"scaleDown": {"stabilizationWindowSeconds": 30}}
-    twin.store.create(HPAS, hpa)
+    obj = hpa("api", min_r=2, max_r=5)
+    obj["spec"]["behavior"] = {"scaleDown": {"stabilizationWindowSeconds": 30}}
+    twin.store.create(HPAS, obj)
     twin.advance(60)
     assert twin.store.get(DEPLOYMENTS, "default", "api")["spec"]["replicas"] == 2
     h = twin.store.get(HPAS, "default", "api")
@@ -249,7 +227,7 @@ def test_hpa_behavior_shortens_scale_down_window(twin, runtime):
 
 
 def test_hpa_missing_target(twin):
-    twin.store.create(HPAS, _hpa("ghost"))
+    twin.store.create(HPAS, hpa("ghost"))
     twin.advance(20)
     h = twin.store.get(HPAS, "default", "ghost")
     assert condition(h, "AbleToScale")["message"] == (

@@ -250,3 +250,20 @@ def test_traffic_follows_the_load_generators_users(otel: Cluster) -> None:
     otel.advance(400)
     assert otel.rate("frontend-proxy") == pytest.approx(base, rel=0.05)
     assert not otel.degraded() and otel.probe_ok()
+
+
+def test_usage_stamp_is_withheld_while_a_container_leaks(otel: Cluster) -> None:
+    """A steady HPA is skipped only while the behaviour model promises usage that does not move
+    with time alone (``usage_stamp``, read by twin/controllers/hpa.py): a number on the healthy
+    shop, None while email leaks memory, a number again once the leak is off."""
+    behaviour = otel.twin.behaviour
+    before = behaviour.usage_stamp()
+    assert isinstance(before, int)
+    set_flag(otel, "emailMemoryLeak", "1000x")
+    otel.advance(60)
+    assert behaviour.usage_stamp() is None
+    set_flag(otel, "emailMemoryLeak", "off")
+    otel.advance(400)
+    after = behaviour.usage_stamp()
+    assert isinstance(after, int) and after != before
+    assert not otel.degraded()
