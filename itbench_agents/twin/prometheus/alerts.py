@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -349,8 +349,10 @@ class AlertEngine:
             self.groups = [(f, g) for f, g in self.groups if f != file] + [(file, g) for g in groups]
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate_until(self, now: float) -> None:
-        """Run every evaluation due at or before ``now`` (multiples of the group interval)."""
+    def evaluate_until(self, now: float, names: Collection[str] | None = None) -> None:
+        """Run every evaluation due at or before ``now`` (multiples of the group interval); with
+        ``names``, only those of the rules of these alert names (the others catch up, step by step
+        as ever, when next asked)."""
         with self._lock, self._own:
             src = self._source()
             if src is not self._cached_source:  # another series source: nothing kept applies
@@ -362,6 +364,8 @@ class AlertEngine:
                 subquery_cache=self.subquery_cache if self.cache_subqueries else None,
             )
             for i, st in enumerate(self.states):
+                if names is not None and st.rule.alert not in names:
+                    continue
                 first = self._next[i]
                 last = math.floor(now / st.interval_s) * st.interval_s
                 if last < first:
@@ -438,11 +442,17 @@ class AlertEngine:
                 fh.add(ts, a.active_at)
 
     # ------------------------------------------------------------------ queries
-    def active(self, now: float) -> list[Alert]:
-        """Pending and firing alerts at ``now``."""
-        self.evaluate_until(now)
+    def active(self, now: float, names: Collection[str] | None = None) -> list[Alert]:
+        """Pending and firing alerts at ``now`` (of the rules of alert ``names`` only, if given)."""
+        self.evaluate_until(now, names)
         with self._own:
-            return [a for st in self.states for a in st.alerts.values() if a.state in ("pending", "firing")]
+            return [
+                a
+                for st in self.states
+                if names is None or st.rule.alert in names
+                for a in st.alerts.values()
+                if a.state in ("pending", "firing")
+            ]
 
     def last_eval_ms(self, alertname: str) -> int | None:
         """The latest evaluation time (ms) of the rule named ``alertname``."""
@@ -451,8 +461,8 @@ class AlertEngine:
                 return int(round(st.last_evaluation * 1000))
         return None
 
-    def firing(self, now: float) -> list[Alert]:
-        return [a for a in self.active(now) if a.state == "firing"]
+    def firing(self, now: float, names: Collection[str] | None = None) -> list[Alert]:
+        return [a for a in self.active(now, names) if a.state == "firing"]
 
     def resolved(self, now: float) -> list[Alert]:
         """Alerts resolved within the last 15 minutes."""

@@ -90,6 +90,24 @@ def test_evaluation_is_deterministic_whatever_the_request_pattern(source: Any) -
     assert all(a.active_at % 15 == 0 for a in jump.active(t))  # evaluation timestamps: multiples of 15 s
 
 
+def test_evaluating_some_rules_first_leaves_the_others_as_if_evaluated_at_once(source: Any) -> None:
+    """``firing(now, names)`` evaluates only those rules (the FinOps canary asks for its cost alerts
+    alone); the others catch up when next asked and end exactly as if never left behind."""
+    t = T0 + SC.error_from_s + 200
+    whole = _engine(source)
+    some = _engine(source)
+    assert {a.name for a in some.firing(t, {"HighRequestErrorRate"})} == {"HighRequestErrorRate"}
+    assert all(st.last_evaluation is None for st in some.states if st.rule.alert != "HighRequestErrorRate")
+
+    def snap(e: AlertEngine) -> list[tuple[str, str, float, float, str]]:
+        return sorted(
+            (a.name, a.state, a.active_at, a.value, repr(sorted(a.labels.items()))) for a in e.active(t)
+        )
+
+    assert snap(some) == snap(whole)
+    assert {"HighRequestLatency", "HighRequestErrorRate"} <= whole.firing_names(t + 60)
+
+
 def test_quiet_rules_stay_quiet(source: Any) -> None:
     e = _engine(source)
     names = e.firing_names(T0 + SC.duration_s)
