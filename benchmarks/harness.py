@@ -17,6 +17,7 @@ episodes too, issue 16); twin start with 7 days of history < 1 s; validate --all
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,36 @@ FINOPS_SMALL = [
 ]
 
 
+PHASES = {
+    "deployed": "deploy",
+    "baseline": "baseline",
+    "injected": "inject",
+    "churn": "churn",
+    "alerts": "alert wait",
+    "task": "task",
+    "agent_finished": "agent",
+    "evaluated": "settle + evaluate",
+    "persona_scores": "scores",
+}
+"""The harness phases an episode's trajectory marks (``env_event``), as the breakdown names them."""
+
+
+def phase_times(run: Path) -> list[dict[str, float]]:
+    """Per episode of ``run``: wall seconds from the previous mark to each phase's mark (the
+    trajectory's ``t_wall``; what follows the last mark, the teardown and the records, is not in it)."""
+    out = []
+    for traj in sorted(run.glob("episodes/*/trajectory.jsonl")):
+        prev, times = 0.0, {}
+        for line in traj.read_text(encoding="utf-8").splitlines():
+            ev = json.loads(line)
+            label = PHASES.get(ev.get("phase", "")) if ev.get("type") == "env_event" else None
+            if label is not None:
+                times[label] = times.get(label, 0.0) + ev["t_wall"] - prev
+                prev = ev["t_wall"]
+        out.append(times)
+    return out
+
+
 def batch(
     agent: str,
     scenarios: list[str],
@@ -52,9 +83,11 @@ def batch(
     trials: int = 1,
     cpu: list[float] | None = None,
     executor: Executor | None = None,
+    phases: list[dict[str, float]] | None = None,
 ) -> tuple[float, list]:  # type: ignore[type-arg]
     """Run a batch; with ``cpu`` (concurrency 1: episodes run in this process) append each episode's
-    process CPU time (all threads: harness, twin servers, agent)."""
+    process CPU time (all threads: harness, twin servers, agent); with ``phases``, each episode's
+    :func:`phase_times`."""
     reg = ScenarioRegistry.default()
     with tempfile.TemporaryDirectory() as d:
         cfg = RunConfig(scenarios=scenarios, agents=[AgentSpec(name=agent)], trials=trials)
@@ -69,7 +102,10 @@ def batch(
 
         t0 = time.perf_counter()
         s = run_batch(Path(d) / "run", specs, concurrency=concurrency, on_record=on_record, executor=executor)
-        return time.perf_counter() - t0, s.records
+        wall = time.perf_counter() - t0
+        if phases is not None:
+            phases.extend(phase_times(Path(d) / "run"))
+        return wall, s.records
 
 
 def _burn(_: int) -> float:
@@ -117,7 +153,8 @@ def timed_cli(*args: str) -> tuple[float, str, int]:
 
 def overhead(label: str, scenarios: list[str]) -> None:
     cpu: list[float] = []
-    wall, recs = batch("noop", scenarios, 1, cpu=cpu)
+    phases: list[dict[str, float]] = []
+    wall, recs = batch("noop", scenarios, 1, cpu=cpu, phases=phases)
     over = [r.timing.harness_overhead_s for r in recs]
     print(
         f"harness overhead per episode ({label}, noop agent, {len(recs)} episodes, twin, excl. agent): "
@@ -127,6 +164,8 @@ def overhead(label: str, scenarios: list[str]) -> None:
         f"  CPU time per episode (process time, all threads; independent of other load on the machine): "
         f"median {statistics.median(cpu):.2f} s, max {max(cpu):.2f} s (the first episode pays the imports)"
     )
+    parts = [f"{n} {statistics.median(p.get(n, 0.0) for p in phases):.2f}" for n in PHASES.values()]
+    print("  where it goes (median wall s per phase, from the trajectories): " + ", ".join(parts))
     bad = [r for r in recs if r.termination != "submitted"]
     if bad:
         print(
