@@ -10,7 +10,6 @@ fixed seed, so every answer is deterministic.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import requests
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.k8s.times import parse_rfc3339, rfc3339
 from itbench_agents.twin.clock import ManualClock
@@ -28,7 +28,6 @@ pytestmark = pytest.mark.kubectl
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 NS = "otel-demo"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 ERRORS = "traces_span_metrics_calls_total"
 STEP = 15  # the rule evaluation interval
 
@@ -56,15 +55,7 @@ class Served:
 
     # ---- kubectl
     def kubectl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        out = subprocess.run(
-            [KUBECTL, "--kubeconfig", self.kubeconfig, "-n", NS, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check:
-            assert out.returncode == 0, out.stderr
-        return out
+        return run_kubectl(self.kubeconfig, "-n", NS, *args, check=check)
 
     def pods(self, prefix: str) -> list[dict[str, Any]]:
         items = json.loads(self.kubectl("get", "pods", "-o", "json").stdout)["items"]

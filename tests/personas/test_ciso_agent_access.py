@@ -4,13 +4,13 @@ is scored by executing it on fresh environments."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.harness.access import grant_access, write_agent_kubeconfigs
 from itbench_agents.k8s.client import KubeApi
@@ -20,7 +20,6 @@ from itbench_agents.personas.ciso.library import ciso_library
 from itbench_agents.personas.ciso.score import score_cluster
 from itbench_agents.personas.ciso.spec import CisoScenario
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl binary not installed")
 BY_ID = {s.id: s for s in ciso_library()}
 
@@ -30,13 +29,7 @@ class Agent:
         self.kubeconfig = kubeconfig
 
     def kubectl(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_kubectl(self.kubeconfig, *args, input=stdin)
 
 
 def _episode(scenario: CisoScenario, tmp_path: Path) -> Iterator[tuple[Agent, KubeApi]]:

@@ -1,4 +1,5 @@
-"""A twin driven by the real ``kubectl`` through a kubeconfig: the helper the addon tests share."""
+"""The real ``kubectl`` against a twin through a kubeconfig: :func:`run_kubectl`, which every test that
+shells out to kubectl uses, and :class:`KubectlCluster`, the helper the addon tests share."""
 
 from __future__ import annotations
 
@@ -10,6 +11,23 @@ from typing import Any
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
+def run_kubectl(
+    kubeconfig: str | Path, *args: str, input: str | None = None, check: bool = False, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``kubectl --kubeconfig KUBECONFIG ARGS...``, text in and out; with ``check`` a failure raises
+    an AssertionError that shows the command and what kubectl printed."""
+    res = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({res.returncode}): {res.stderr}{res.stdout}")
+    return res
+
+
 class KubectlCluster:
     def __init__(self, twin: Any, kubeconfig: Path) -> None:
         self.twin, self.kubeconfig = twin, kubeconfig
@@ -17,16 +35,7 @@ class KubectlCluster:
     def kubectl(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        res = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check and res.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)}: {res.stderr}{res.stdout}")
-        return res
+        return run_kubectl(self.kubeconfig, *args, input=stdin, check=check)
 
     def apply(self, text: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return self.kubectl("apply", "-f", "-", stdin=text, check=check)

@@ -6,16 +6,13 @@ into that lead."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.twin.clock import DEFAULT_LEAD_S, VirtualClock
 from itbench_agents.twin.instance import Twin
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 def _seconds(age: str) -> float:
@@ -35,14 +32,7 @@ def test_fast_forwards_eat_into_the_lead_and_describe_ages_stay_valid(tmp_path: 
         ep = tw.serve(tmp_path)
 
         def kubectl(*args: str) -> str:
-            r = subprocess.run(
-                [KUBECTL, "--kubeconfig", ep.kubeconfig, "-n", "chain", *args],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert r.returncode == 0, r.stderr
-            return r.stdout
+            return run_kubectl(ep.kubeconfig, "-n", "chain", *args, check=True).stdout
 
         tw.advance(600)  # the harness waiting for alerts
         kubectl("rollout", "restart", "deployment/b")

@@ -3,21 +3,18 @@ depend on the Deployment controller's revisions, conditions and status fields.""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from ctl_helpers import ScriptedRuntime
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.runtime import ContainerVerdict
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -55,11 +52,7 @@ def kubectl(tmp_path: Path, runtime: ScriptedRuntime) -> Iterator[object]:
     kc.write_text(kubeconfig_yaml(ep.url, namespace="default"))
 
     def run(*args: str, stdin: str | None = None) -> str:
-        r = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(kc), *args], capture_output=True, text=True, input=stdin, timeout=60
-        )
-        assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
-        return r.stdout
+        return run_kubectl(kc, *args, input=stdin, check=True).stdout
 
     yield run
     stop.set()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from faultkit import Cluster, make_twin
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 pytestmark = pytest.mark.kubectl
 
 NETWORK_CHAOS = """
@@ -34,13 +33,7 @@ def kube(tmp_path: Path) -> Iterator[tuple[Cluster, Callable[..., subprocess.Com
     ep = tw.serve(tmp_path)
 
     def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [KUBECTL, "--kubeconfig", ep.kubeconfig, *args],
-            capture_output=True,
-            text=True,
-            input=stdin,
-            timeout=60,
-        )
+        return run_kubectl(ep.kubeconfig, *args, input=stdin)
 
     yield Cluster(tw), run
     tw.close()

@@ -6,7 +6,6 @@ they echo, and an unknown command is ``sh: foo: not found`` — not a fake serve
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -14,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from faultkit import Cluster, make_twin
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.twin.faults.containers import ImageCatalogue, common_images
 from itbench_agents.twin.faults.shell import container_program
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 Kubectl = Callable[..., str]
 
 
@@ -30,15 +29,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, 
     ep = tw.serve(tmp_path_factory.mktemp("adhoc"))
 
     def run(*args: str, stdin: str | None = None, ok: bool = True) -> str:
-        r = subprocess.run(
-            [KUBECTL, "--kubeconfig", ep.kubeconfig, *args],
-            capture_output=True,
-            text=True,
-            input=stdin,
-            timeout=60,
-        )
-        if ok:
-            assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
+        r = run_kubectl(ep.kubeconfig, *args, input=stdin, check=ok)
         return r.stdout + (r.stderr if not ok else "")
 
     yield Cluster(tw), run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,13 +11,13 @@ from typing import Any
 
 import pytest
 import requests
+from support.kubectl_cluster import KUBECTL, run_kubectl
 
 from itbench_agents.core.endpoints import kubeconfig_yaml
 from itbench_agents.twin.httpserver import HttpEndpoint
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.kube.server import make_kube_handler
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO.parent / "shared"
 
@@ -36,18 +35,7 @@ class Cluster:
     def kubectl(
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 30
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
-            capture_output=True,
-            text=True,
-            input=input,
-            timeout=timeout,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}"
-            )
-        return proc
+        return run_kubectl(self.kubeconfig, *args, input=input, check=check, timeout=timeout)
 
     def kjson(self, *args: str) -> Any:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import requests
 from kube_helpers import DEPLOYMENT, KUBECTL, needs_kubectl
+from support.kubectl_cluster import run_kubectl
 
 from itbench_agents.twin.clock import ManualClock
 from itbench_agents.twin.httpserver import HttpEndpoint
@@ -74,9 +75,7 @@ class Served:
         return p
 
     def kubectl(self, kc: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [KUBECTL, "--kubeconfig", str(kc), *args], capture_output=True, text=True, input=input, timeout=30
-        )
+        return run_kubectl(kc, *args, input=input, timeout=30)
 
     def http(self, method: str, path: str, token: str | None = ADMIN_TOKEN, **kw: Any) -> requests.Response:
         headers = dict(kw.pop("headers", {}))
