@@ -8,7 +8,8 @@
     uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead, validate/audit --suite finops
     uv run python benchmarks/harness.py --executors   # episodes/min: worker processes vs a local Ray
 
-Prints medians; nothing is asserted (performance is measured here, not in tests).
+Prints medians (the overhead also by harness phase: deploy, inject, alert wait, settle + evaluate...);
+nothing is asserted (performance is measured here, not in tests).
 Targets: overhead < 1 s per episode on the twin (churn and history on, as in every run; FinOps
 episodes too, issue 16); twin start with 7 days of history < 1 s; validate --all < 3 min and audit
 --all < 10 min on 2 cores; validate --suite finops < 3 min.
