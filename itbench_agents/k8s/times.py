@@ -9,13 +9,7 @@ from functools import lru_cache
 
 def rfc3339(t: float) -> str:
     """Kubernetes' timestamp format (second precision, UTC, ``Z``)."""
-    return _format_second(int(t))
-
-
-@lru_cache(maxsize=8192)
-def _format_second(t: int) -> str:
-    # memoised: a controller formats the same second many times (each sync's "now")
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @lru_cache(maxsize=8192)
