@@ -175,7 +175,8 @@ class TwinEnvironment:
         def customize(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # a baseline worth protecting, deployed with the app (protected.py)
             self.protected = protected.plan(self.scenario, self.seed, manifests)
-            return self.protected.customize(manifests)
+            # and what the scenario deploys with the app (its team's other namespaces...)
+            return [*self.protected.customize(manifests), *self.scenario.setup_objects()]
 
         request = ProvisionRequest(
             app=self.scenario.app,
@@ -331,7 +332,7 @@ class TwinEnvironment:
         (the harness's preparation ends with it, so the episodes that share a preparation share
         this too; :meth:`task` writes the kubeconfigs for the cluster as it is served then)."""
         assert self.api is not None
-        self.agent_tokens = grant_agent_access(self.api, [self.scenario.namespace])
+        self.agent_tokens = grant_agent_access(self.api, self.scenario.task_namespaces)
 
     def revoke_access(self) -> None:
         """The agent's turn is over: its tokens stop working (``access.revoke_agent_access``)."""
@@ -341,7 +342,7 @@ class TwinEnvironment:
     def task(self, limits: Limits) -> Task:
         """The agent's task: its own ServiceAccount credential in its work folder, and from now on
         the twin seconds it advances count against ``limits.wall_time_s``."""
-        namespaces = [self.scenario.namespace]
+        namespaces = self.scenario.task_namespaces
         if self.agent_tokens is None:
             self.grant_access()
         assert self.agent_tokens is not None
@@ -360,9 +361,7 @@ class TwinEnvironment:
         self.agent_endpoints.write(self.workdir / "endpoints.json")
         self.backend.start_agent_turn(limits.wall_time_s)  # the clock follows wall time from now
         return Task(
-            goal=self.extension.goal(self.scenario.namespace)
-            if self.extension
-            else sre_goal(self.scenario.namespace),
+            goal=self.extension.goal(namespaces) if self.extension else sre_goal(namespaces),
             kind="diagnosis+mitigation",
             persona=self.scenario.persona,
             endpoints=self.agent_endpoints,
@@ -397,7 +396,7 @@ class TwinEnvironment:
         return take_baseline(
             self.api,
             self.endpoints.prometheus_url,
-            [self.scenario.namespace],
+            self.scenario.task_namespaces,
             self.now(),
             self.journey_states(),
             self._pipeline(),

@@ -46,8 +46,8 @@ class TwinExtension(Protocol):
     """The twin starts at a multiple of this (``ProvisionRequest.clock_grid_s``): the longest
     subquery step of the persona's alert rules (FinOps: an hour)."""
 
-    def goal(self, namespace: str) -> str:
-        """The agent's goal text."""
+    def goal(self, namespaces: list[str]) -> str:
+        """The agent's goal text for the task's namespaces (the app's first)."""
         ...
 
     def addons(self) -> list[Any]:

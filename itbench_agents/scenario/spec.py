@@ -256,6 +256,36 @@ class Metadata(_Strict):
 
 
 # ---------------------------------------------------------------------------- the scenario
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _check_namespaces(namespace: str, others: list[str], setup: list[dict[str, Any]]) -> None:
+    """``namespaces`` are distinct DNS labels other than ``namespace``; each ``setup`` object is a
+    namespaced object (a kind, a name) in one of them (a Namespace is made for each of ``others``)."""
+    for ns in others:
+        if not _DNS_LABEL.match(ns):
+            raise ValueError(f"namespaces: {ns!r} is not a valid namespace name (a DNS label)")
+    if namespace in others or len(set(others)) != len(others):
+        raise ValueError(f"namespaces must be distinct and other than namespace {namespace!r}: {others}")
+    allowed = {namespace, *others}
+    for i, obj in enumerate(setup):
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if (
+            not isinstance(meta, dict)
+            or not obj.get("kind")
+            or not obj.get("apiVersion")
+            or not meta.get("name")
+        ):
+            raise ValueError(f"setup[{i}]: an object needs apiVersion, kind and metadata.name")
+        if obj["kind"] == "Namespace":
+            raise ValueError(f"setup[{i}]: list the namespace in namespaces instead of creating it")
+        if meta.get("namespace") not in allowed:
+            raise ValueError(
+                f"setup[{i}] ({obj['kind']} {meta['name']}): metadata.namespace must be one of "
+                f"{sorted(allowed)}, got {meta.get('namespace')!r}"
+            )
+
+
 class Scenario(_Strict):
     """One benchmark scenario."""
 
@@ -267,6 +297,13 @@ class Scenario(_Strict):
     """App id under ``scenarios/apps/`` (``otel-demo``, ``hotel-reservation``) or a folder."""
     namespace: str
     """The app's namespace (the agent's kubectl allow-list)."""
+    namespaces: list[str] = Field(default_factory=list)
+    """The team's other namespaces (a dev namespace...), each created with the app: the agent's
+    credential, the end-state snapshots and a FinOps incident's cost scores cover them as they cover
+    ``namespace`` (:attr:`task_namespaces`)."""
+    setup: list[dict[str, Any]] = Field(default_factory=list)
+    """Objects deployed with the app, before its past, in one of :attr:`task_namespaces`: part of
+    the healthy baseline like the app's own manifests (what the team runs in ``namespaces``)."""
     metadata: Metadata = Field(default_factory=Metadata)
     control: bool = False
     """A no-fault control: nothing is wrong, the right diagnosis is "no incident". Its ``faults`` may
@@ -311,6 +348,7 @@ class Scenario(_Strict):
                 raise ValueError("a fault scenario needs a mitigation (the reference solution)")
             if not self.ground_truth.fault:
                 raise ValueError("ground_truth.fault is empty")
+        _check_namespaces(self.namespace, self.namespaces, self.setup)
         if not self.id.startswith(self.persona + "/"):
             raise ValueError(f"id {self.id!r} does not start with the persona {self.persona!r}")
         footprint = {ref for op in (*self.faults, *self.mitigation) for ref in _touches(op)}
@@ -323,6 +361,19 @@ class Scenario(_Strict):
         return self
 
     # ------------------------------------------------------------------ derived
+    @property
+    def task_namespaces(self) -> list[str]:
+        """The app's namespace first, then the team's other namespaces."""
+        return [self.namespace, *self.namespaces]
+
+    def setup_objects(self) -> list[dict[str, Any]]:
+        """What the scenario deploys with the app: a Namespace for each of :attr:`namespaces`,
+        then :attr:`setup` (copies)."""
+        import copy
+
+        made = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in self.namespaces]
+        return [*made, *copy.deepcopy(self.setup)]
+
     @property
     def propagation_length(self) -> int:
         """Entities on the longest ground-truth propagation path (1 when there are no propagations)."""

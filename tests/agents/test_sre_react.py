@@ -266,7 +266,7 @@ def test_the_prompt_and_the_tools_agree_on_how_the_answer_is_returned() -> None:
     from itbench_agents.llm.prompts import render
 
     text = render(
-        "sre_react/diagnosis.md.j2", goal=sre_goal("otel-demo"), namespaces=["otel-demo"], alerts="[]"
+        "sre_react/diagnosis.md.j2", goal=sre_goal(["otel-demo"]), namespaces=["otel-demo"], alerts="[]"
     )
     assert "agent_output.json in your work folder" in text  # the goal, as every agent gets it
     assert "you have no file tool and need none" in text and "reply WITHOUT a tool call" in text

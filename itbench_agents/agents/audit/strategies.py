@@ -215,14 +215,16 @@ class AuditAgent:
 
     def run(self, task: Task, events: EventSink) -> AgentOutput:
         t0 = time.perf_counter()
-        ns = task.namespaces[0] if task.namespaces else "default"
+        # each of the task's namespaces in turn, as a blind agent handed several would
+        namespaces = task.namespaces or ["default"]
         ctx = self._ctx(task)
-        entities = self.diagnose(ctx, ns, events)
+        entities = [e for ns in namespaces for e in self.diagnose(ctx, ns, events)]
         diag = Diagnosis(entities=entities)
         diag_t = time.perf_counter() - t0
         events({"type": "agent_message", "content": {"strategy": self.name, "diagnosis": diag.model_dump()}})
         if "mitigation" in task.kind:
-            self.act(ctx, ns, events)
+            for ns in namespaces:
+                self.act(ctx, ns, events)
         out = AgentOutput(
             diagnosis=diag,
             mitigation_actions=list(ctx.actions),

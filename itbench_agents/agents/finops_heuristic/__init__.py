@@ -44,8 +44,8 @@ class FinopsHeuristicAgent:
         from ...tools.context import ToolContext
         from .rightsize import rightsize
 
-        ns = task.namespaces[0] if task.namespaces else "default"
-        changes = rightsize(ToolContext.for_task(task), ns, events)
+        ctx = ToolContext.for_task(task)
+        changes = [c for ns in task.namespaces or ["default"] for c in rightsize(ctx, ns, events)]
         diagnosis = Diagnosis(
             entities=[
                 DiagnosisEntity(

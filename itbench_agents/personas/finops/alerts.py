@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,12 +105,12 @@ def namespace_storage_cost(model: Any, namespace: str, start: float, end: float)
     return total / hours
 
 
-def canary_volume(namespace: str, gib: int) -> list[dict[str, Any]]:
+def canary_volume(namespace: str, gib: int, volume: str = f"pvc-{CANARY_NAME}") -> list[dict[str, Any]]:
     """The canary's storage waste: a claim bound to a volume of ``gib``, mounted by nothing."""
     from ...scenario.volumes import bound_claim
 
     meta = {"labels": {"app": CANARY_NAME}}
-    return bound_claim(namespace, CANARY_NAME, f"pvc-{CANARY_NAME}", f"{gib}Gi", metadata=meta)
+    return bound_claim(namespace, CANARY_NAME, volume, f"{gib}Gi", metadata=meta)
 
 
 def canary(namespace: str, millicores: int, mib: int) -> dict[str, Any]:
@@ -146,26 +147,44 @@ class CanaryResult:
     detail: str
 
 
-def run_canary(twin: Any, api: Any, namespace: str, millicores: int, mib: int, gib: int) -> CanaryResult:
-    """Add the canary, run the clock, and tell whether the team's cost alerts caught it."""
+@dataclass(frozen=True)
+class CanaryWaste:
+    """The canary of one namespace: per replica CPU and memory, and the volume's size."""
+
+    namespace: str
+    millicores: int
+    mib: int
+    gib: int
+
+
+def run_canary(twin: Any, api: Any, wastes: Sequence[CanaryWaste]) -> CanaryResult:
+    """Add the canary to each namespace at once, run the clock, and tell whether the team's cost
+    alerts caught it in every one."""
     from ...k8s.client import KubeApiError
 
     try:
-        for obj in [canary(namespace, millicores, mib), *canary_volume(namespace, gib)]:
-            api.create(obj)
+        for i, w in enumerate(wastes):
+            volume = f"pvc-{CANARY_NAME}" + (f"-{w.namespace}" if i else "")  # volumes are cluster-wide
+            for obj in [canary(w.namespace, w.millicores, w.mib), *canary_volume(w.namespace, w.gib, volume)]:
+                api.create(obj)
     except KubeApiError as e:
         return CanaryResult(False, f"the canary could not be created: {e}")
     twin.advance(CANARY_S)
     # only the cost alerts' rules are evaluated over the canary's hour: nothing else is asked after it
-    firing = {
-        a.name for a in twin.alerts.firing(twin.now(), COST_ALERTS) if a.labels.get("namespace") == namespace
-    }
-    missing = [n for n in COST_ALERTS if n not in firing]
-    if missing:
-        return CanaryResult(
-            False,
-            f"a known waste ({CANARY_REPLICAS} idle pods of {millicores}m CPU and {mib}Mi and an unmounted "
-            f"{gib}Gi volume, bringing the namespace's spend to {CANARY_TARGET} × last week's) ran "
-            f"{CANARY_S / 60:.0f} min and the namespace's cost alerts did not fire: {', '.join(missing)}",
-        )
-    return CanaryResult(True, f"the cost alerts caught a known waste: {', '.join(COST_ALERTS)}")
+    active = twin.alerts.firing(twin.now(), COST_ALERTS)
+    missed = []
+    for w in wastes:
+        firing = {a.name for a in active if a.labels.get("namespace") == w.namespace}
+        missing = [n for n in COST_ALERTS if n not in firing]
+        if missing:
+            missed.append(
+                (f"in {w.namespace}: " if len(wastes) > 1 else "")
+                + f"a known waste ({CANARY_REPLICAS} idle pods of {w.millicores}m CPU and {w.mib}Mi and an "
+                f"unmounted {w.gib}Gi volume, bringing the namespace's spend to {CANARY_TARGET} × last "
+                f"week's) ran {CANARY_S / 60:.0f} min and the namespace's cost alerts did not fire: "
+                f"{', '.join(missing)}"
+            )
+    if missed:
+        return CanaryResult(False, "; ".join(missed))
+    where = f" in each of {len(wastes)} namespaces" if len(wastes) > 1 else ""
+    return CanaryResult(True, f"the cost alerts caught a known waste{where}: {', '.join(COST_ALERTS)}")

@@ -4,13 +4,14 @@ an end state twice as expensive as the optimum scores 0, not −1), for the name
 cost, hourly memory cost, CPU efficiency and memory efficiency.
 
 Both sides are read from the twin's OpenCost (``twin/addons/opencost``) over one hour: the
-*optimal* is the namespace over the hour before the fault (the cost the app runs at when nothing is
+*optimal* is the task's namespaces over the hour before the fault (the cost the app runs at when nothing is
 wasted — blind to how the scenario breaks it), the *observed* the last hour of the settle period
 after the agent's turn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,18 +38,22 @@ class CostPoint:
         }
 
 
-def namespace_cost(model: Any, namespace: str, start: float, end: float) -> CostPoint:
-    """The namespace's :class:`CostPoint` over ``[start, end)`` from an OpenCost ``CostModel``."""
+def namespace_cost(model: Any, namespaces: Sequence[str], start: float, end: float) -> CostPoint:
+    """The :class:`CostPoint` of ``namespaces`` together over ``[start, end)`` from an OpenCost
+    ``CostModel`` (their allocations summed as OpenCost's ``Allocation.Add`` does)."""
     from ...twin.addons.opencost.allocation import aggregate, compute_sets
     from ...twin.addons.opencost.filters import parse_filter
 
-    keep = parse_filter(f'namespace:"{namespace}"')
+    keep = parse_filter("namespace:" + ",".join(f'"{ns}"' for ns in namespaces))
     (st,) = compute_sets(model, np.asarray([start, end]), keep=keep)
     agg = aggregate(st, ["namespace"])
-    a = agg.allocations.get(namespace)
+    found = [agg.allocations[ns] for ns in namespaces if ns in agg.allocations]
     hours = max(end - start, 1e-9) / HOUR
-    if a is None:
+    if not found:
         return CostPoint(0.0, 0.0, 0.0, 0.0)
+    a = found[0]
+    for other in found[1:]:
+        a.add(other)
     return CostPoint(
         a.get("cpuCost") / hours, a.get("ramCost") / hours, a.cpu_efficiency(), a.ram_efficiency()
     )

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 from ...core.score import Score
 from ...harness.environment import EnvironmentError_
 from ...harness.firing import match_expected
+from ...harness.goal import in_namespaces
 from ...harness.records import EndStateCheckRecord
 from ...k8s.client import KubeApiError
 from .alerts import (
+    CanaryWaste,
     canary_size,
     namespace_storage_cost,
     reference_engine,
@@ -36,8 +38,8 @@ COST_RULES_GRID_S = 3600.0
 so their hourly grid falls at the same moments of every episode (``harness_clock``). The price: the
 twin's clock runs up to an hour more behind the wall clock than an SRE twin's."""
 FINOPS_GOAL = (
-    "You are the FinOps engineer for the application running in namespace {namespace} of this "
-    "Kubernetes cluster. A cost alert is firing: the namespace spends more than it did last week. "
+    "You are the FinOps engineer for the application running in {namespace} of this "
+    "Kubernetes cluster. A cost alert is firing: {spender} spends more than it did last week. "
     "Find the inefficiency (the root-cause entities, as namespace/Kind/name, and how it drives the "
     "spend) and remove it on the cluster so that the cost alert clears, without breaking the "
     "application: it must keep serving its users end to end. OpenCost's API is at the URL in "
@@ -62,8 +64,9 @@ class FinopsTwinExtension:
         self.settled_at: float | None = None
         """When the settle period ended: the proximity metrics' hour ends here, not after the canary."""
 
-    def goal(self, namespace: str) -> str:
-        return FINOPS_GOAL.format(namespace=namespace)
+    def goal(self, namespaces: list[str]) -> str:
+        spender = "the namespace" if len(namespaces) == 1 else "a namespace"
+        return FINOPS_GOAL.format(namespace=in_namespaces(namespaces), spender=spender)
 
     def addons(self) -> list[Any]:
         from ...twin.addons.opencost.addon import OpenCostAddon
@@ -123,13 +126,15 @@ class FinopsTwinExtension:
             )
         now = env.now()
         opencost = env.twin.addons["opencost"]
+        namespaces = env.scenario.task_namespaces
         if env.injected_at is not None:
-            starved = starved_containers(
-                opencost.cost_model(),
-                env.scenario.namespace,
-                (env.injected_at - HOUR, env.injected_at),
-                (now - HOUR, now),
-            )
+            starved = [
+                (f"{ns}/" if len(namespaces) > 1 else "") + line
+                for ns in namespaces
+                for line in starved_containers(
+                    opencost.cost_model(), ns, (env.injected_at - HOUR, env.injected_at), (now - HOUR, now)
+                )
+            ]
             out.append(
                 EndStateCheckRecord(
                     name="no workload starved to cut cost",
@@ -142,28 +147,35 @@ class FinopsTwinExtension:
                     else "",
                 )
             )
-        last = _namespace_cost(env, now - HOUR, now)
-        week = _namespace_cost(env, now - 7 * 24 * HOUR - HOUR, now - HOUR)
-        general = opencost.pricing.rates_for({})
-        size = canary_size(
-            (float(last.cpu_cost_h), float(last.ram_cost_h)),
-            (float(week.cpu_cost_h), float(week.ram_cost_h)),
-            general.cpu,
-            general.ram_gib,
-        )
-        model = opencost.cost_model()
-        ns = env.scenario.namespace
-        gib = storage_canary_size(
-            namespace_storage_cost(model, ns, now - HOUR, now),
-            namespace_storage_cost(model, ns, now - 7 * 24 * HOUR - HOUR, now - HOUR),
-            opencost.pricing.storage,
-        )
-        canary = run_canary(env.twin, env.api, ns, *size, gib)
+        canary = run_canary(env.twin, env.api, [_canary_waste(env, ns, now) for ns in namespaces])
         out.append(
             EndStateCheckRecord(name="cost alerts still catch a waste", ok=canary.ok, detail=canary.detail)
         )
         return out
 
 
+def _canary_waste(env: ExtendedEnvironment, ns: str, now: float) -> CanaryWaste:
+    """The canary of one namespace, sized on its spend over the last hour and the week before."""
+    opencost = env.twin.addons["opencost"]
+    model = opencost.cost_model()
+    last = namespace_cost(model, [ns], now - HOUR, now)
+    week = namespace_cost(model, [ns], now - 7 * 24 * HOUR - HOUR, now - HOUR)
+    general = opencost.pricing.rates_for({})
+    size = canary_size(
+        (float(last.cpu_cost_h), float(last.ram_cost_h)),
+        (float(week.cpu_cost_h), float(week.ram_cost_h)),
+        general.cpu,
+        general.ram_gib,
+    )
+    gib = storage_canary_size(
+        namespace_storage_cost(model, ns, now - HOUR, now),
+        namespace_storage_cost(model, ns, now - 7 * 24 * HOUR - HOUR, now - HOUR),
+        opencost.pricing.storage,
+    )
+    return CanaryWaste(ns, *size, gib)
+
+
 def _namespace_cost(env: ExtendedEnvironment, start: float, end: float) -> Any:
-    return namespace_cost(env.twin.addons["opencost"].cost_model(), env.scenario.namespace, start, end)
+    """The task's namespaces together (the app's and the team's others)."""
+    model = env.twin.addons["opencost"].cost_model()
+    return namespace_cost(model, env.scenario.task_namespaces, start, end)
