@@ -58,6 +58,8 @@ def preflight_model(settings: ModelSettings, *, replay_dir: str | None = None, r
 
         load_script(Path(name), role=role)
         return
+    if settings.base_url:
+        check_reachable(settings.base_url)  # before litellm's import: seconds, where a refusal takes none
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -71,7 +73,6 @@ def preflight_model(settings: ModelSettings, *, replay_dir: str | None = None, r
     if settings.api_key_env and not os.environ.get(settings.api_key_env):
         raise ModelConfigError(f"--api-key-env {settings.api_key_env}: that environment variable is not set")
     if settings.base_url:
-        check_reachable(settings.base_url)
         check_served(settings)
         return
     try:

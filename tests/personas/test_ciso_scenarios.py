@@ -73,8 +73,22 @@ RHEL_SAMPLE = {
 }
 """One rhel-opa scenario per kind of evidence: each validation runs two playbooks (~5 s), so the
 whole rhel-opa library is validated by ``.ci/run`` (``itbench scenarios validate``), not here."""
+K8S_OPA_FAST = {
+    f"ciso/k8s-opa-{name}-v1"
+    for name in (
+        "host-pid",  # a pod spec field
+        "added-capabilities",  # a container's securityContext list
+        "secrets-as-env",  # env valueFrom
+        "automount-token",  # the pod's and its ServiceAccount's
+        "network-policy",  # another kind of object
+    )
+}
+"""The k8s-opa scenarios proven in the fast tier (one per kind of evidence; each validation runs the
+reference fetcher on two environments, ~2 s): the others are proven in the slow tier."""
 PROVEN = [
-    pytest.param(s, marks=pytest.mark.slow) if s.task_class == "rhel-opa" else s
+    pytest.param(s, marks=pytest.mark.slow)
+    if s.task_class == "rhel-opa" or (s.task_class == "k8s-opa" and s.id not in K8S_OPA_FAST)
+    else s
     for s in LIBRARY
     if s.task_class != "rhel-opa" or s.id in RHEL_SAMPLE
 ]
