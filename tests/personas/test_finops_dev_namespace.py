@@ -14,11 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from finops_twin_helpers import KUBECTL, MARKS, command_agent
+from finops_twin_helpers import KUBECTL, MARKS, by_agent, command_agent, run_agents
 
-from itbench_agents.harness.batch import run_batch, start_run
-from itbench_agents.harness.catalogue import Catalogue
-from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
+from itbench_agents.harness.records import AgentSpec, EpisodeRecord
 from itbench_agents.harness.runfolder import read_episodes
 
 SCENARIO = "finops/dev-namespace-left-running-v1"
@@ -66,19 +64,12 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
         AgentSpec(name="audit-finops-trim"),
     ]
-    run_dir = tmp / "run"
-    _, specs, _ = start_run(run_dir, RunConfig(scenarios=[SCENARIO], agents=agents), Catalogue.default())
-    run_batch(run_dir, specs, share_prepared=True)
-    return run_dir
+    return run_agents(tmp / "run", SCENARIO, agents)
 
 
 @pytest.fixture(scope="module")
 def records(run_dir: Path) -> list[EpisodeRecord]:
     return read_episodes(run_dir)
-
-
-def by_agent(records: list[EpisodeRecord]) -> dict[str, EpisodeRecord]:
-    return {r.agent: r for r in records}
 
 
 def test_the_right_fix_in_the_dev_namespace_passes_with_proximity_near_one(

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from finops_twin_helpers import KUBECTL, MARKS, command_agent
+from finops_twin_helpers import KUBECTL, MARKS, by_agent, command_agent, run_agents
 
-from itbench_agents.harness.batch import run_batch, start_run
 from itbench_agents.harness.catalogue import Catalogue
-from itbench_agents.harness.records import AgentSpec, EpisodeRecord, RunConfig
+from itbench_agents.harness.records import AgentSpec, EpisodeRecord
 from itbench_agents.harness.runfolder import read_episodes
 from itbench_agents.report.build import write_reports
 
@@ -94,19 +93,12 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     script = tmp / "finops-react.yaml"
     script.write_text(yaml.safe_dump(FINOPS_REACT_TURNS))
     agents.append(AgentSpec(name="finops-react", label="finops-react", model=f"scripted:{script}"))
-    run_dir = tmp / "run"
-    _, specs, _ = start_run(run_dir, RunConfig(scenarios=[LOAD_TEST], agents=agents), Catalogue.default())
-    run_batch(run_dir, specs, share_prepared=True)
-    return run_dir
+    return run_agents(tmp / "run", LOAD_TEST, agents)
 
 
 @pytest.fixture(scope="module")
 def records(run_dir: Path) -> list[EpisodeRecord]:
     return read_episodes(run_dir)
-
-
-def by_agent(records: list[EpisodeRecord]) -> dict[str, EpisodeRecord]:
-    return {r.agent: r for r in records}
 
 
 def test_the_oracle_and_the_right_fix_pass_with_proximity_near_one(records: list[EpisodeRecord]) -> None:
