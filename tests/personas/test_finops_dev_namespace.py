@@ -18,6 +18,7 @@ from finops_twin_helpers import KUBECTL, MARKS, by_agent, command_agent, run_age
 
 from itbench_agents.harness.records import AgentSpec, EpisodeRecord
 from itbench_agents.harness.runfolder import read_episodes
+from itbench_agents.personas.finops.proximity import METRICS
 
 SCENARIO = "finops/dev-namespace-left-running-v1"
 PREVIEW = "frontend checkout product-catalog"
@@ -82,12 +83,7 @@ def test_the_right_fix_in_the_dev_namespace_passes_with_proximity_near_one(
             name,
             r.mitigation.reason if r.mitigation else r,
         )
-        for k in (
-            "proximity_cpu_cost",
-            "proximity_ram_cost",
-            "proximity_cpu_efficiency",
-            "proximity_ram_efficiency",
-        ):
+        for k, _, _ in METRICS:  # the paper's four proximity metrics
             assert r.scores[k].value > 0.95, (name, k, r.scores[k].explanation)
         checks = {c.name: c for c in r.mitigation.checks}
         assert checks["cost alerts still catch a waste"].detail.endswith(

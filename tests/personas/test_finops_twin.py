@@ -20,6 +20,7 @@ from finops_twin_helpers import KUBECTL, MARKS, by_agent, command_agent, run_age
 from itbench_agents.harness.catalogue import Catalogue
 from itbench_agents.harness.records import AgentSpec, EpisodeRecord
 from itbench_agents.harness.runfolder import read_episodes
+from itbench_agents.personas.finops.proximity import METRICS
 from itbench_agents.report.build import write_reports
 
 LOAD_TEST = "finops/forgotten-load-test-v1"
@@ -106,12 +107,7 @@ def test_the_oracle_and_the_right_fix_pass_with_proximity_near_one(records: list
         r = by_agent(records)[name]
         assert r.persona == "finops" and r.termination == "submitted", r.error
         assert r.mitigation is not None and r.mitigation.passed, r.mitigation
-        for k in (
-            "proximity_cpu_cost",
-            "proximity_ram_cost",
-            "proximity_cpu_efficiency",
-            "proximity_ram_efficiency",
-        ):
+        for k, _, _ in METRICS:  # the paper's four proximity metrics
             assert r.scores[k].value > 0.95, (name, k, r.scores[k].explanation)
     assert by_agent(records)["oracle"].diagnosis is not None and by_agent(records)["oracle"].diagnosis.correct
 
