@@ -48,7 +48,11 @@ class ProvisionRequest:
     past: bool = False
     """Whether the cluster should carry a past (rollout history) before the episode."""
     customize: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    """Changes the app's manifests before they are applied (the protected baseline)."""
+    """Changes the app's manifests before they are applied (the protected baseline, what the
+    scenario deploys with the app)."""
+    namespaces: list[str] = field(default_factory=list)
+    """The task's namespaces beside the app's (a team's other namespaces; ``customize`` adds their
+    Namespace objects): a backend that waits for the app to be ready and quiet waits for these too."""
     addons: list[Any] = field(default_factory=list)
     """What runs beside the app for the scenario's persona (FinOps: OpenCost)."""
     clock_grid_s: float = 60.0

@@ -680,7 +680,8 @@ def run_before(env: Any, mode: ChurnMode) -> ChurnPlan:
     from .firing import incident_alerts
 
     firing = [
-        a.get("labels") or {} for a in incident_alerts(env.endpoints.prometheus_url, env.scenario.namespace)
+        a.get("labels") or {}
+        for a in incident_alerts(env.endpoints.prometheus_url, *env.scenario.task_namespaces)
     ]
     plan.firing_before_fault = sorted(alert_identity(labels) for labels in firing)
     plan.planted_labels = [labels for labels in firing if any(c.explains(labels) for c in plan.before)]

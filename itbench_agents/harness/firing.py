@@ -27,14 +27,15 @@ def firing_alerts(prometheus_url: str) -> list[dict[str, Any]]:
     return [a for a in alerts if a.get("state") == "firing"]
 
 
-def incident_alerts(prometheus_url: str, namespace: str) -> list[dict[str, Any]]:
-    """Firing alerts of ``namespace`` or of no namespace (cluster-wide), without those of severity
-    ``none``: kube-prometheus' always-firing Watchdog says the pipeline works, not that anything
-    is wrong."""
+def incident_alerts(prometheus_url: str, *namespaces: str) -> list[dict[str, Any]]:
+    """Firing alerts of any of ``namespaces`` (a task's) or of no namespace (cluster-wide),
+    without those of severity ``none``: kube-prometheus' always-firing Watchdog says the pipeline
+    works, not that anything is wrong."""
+    wanted = {None, *namespaces}
     return [
         a
         for a in firing_alerts(prometheus_url)
-        if (a.get("labels") or {}).get("namespace") in (None, namespace)
+        if (a.get("labels") or {}).get("namespace") in wanted
         and (a.get("labels") or {}).get("severity") != "none"
     ]
 

@@ -5,16 +5,19 @@ they run), over public APIs only.
 
 - ``provision`` applies the app's manifests (``scenarios/apps/<app>/``, with the episode's protected
   baseline) through the Kubernetes API — creating what is missing, replacing what differs — then
-  waits, on the cluster's clock, until the app's workloads are ready, the app has had the history
-  the episode asks for (from its namespace's age) and none of its alerts fires.
+  waits, on the cluster's clock, until the workloads of every namespace of the task (the app's and
+  the team's others the scenario deploys) are ready, the app has had the history the episode asks
+  for (from its namespace's age) and none of the task's alerts fires. A namespace the episode needs
+  that an earlier one left terminating is waited out first.
 - The clock is the cluster's: ``now`` is Prometheus' ``time()``; ``advance`` waits until that
   clock has moved on (no fast-forward: on a real cluster, wall time).
 - The app's data is its folder's (``AppData.load``); the journeys are the wire probe's
   (``wire_probe.py``: the service proxy and Prometheus).
 - ``close`` restores the cluster: everything created since ``provision`` began that no controller
-  owns is deleted (the faults' objects, the agent's, the protected baseline's and the harness's
-  credentials), the app's manifests are put back as written, and the nodes get back the
-  schedulability, taints and labels they had.
+  owns is deleted (the faults' objects, the agent's, the protected baseline's, the harness's
+  credentials, and the namespaces the scenario or the agent made, whose deletion is waited for),
+  the app's manifests are put back as written, and the nodes get back the schedulability, taints
+  and labels they had.
 
 What it cannot do, it says before the first episode: scenarios whose persona needs a system
 installed beside the app (FinOps' OpenCost) are refused with the reason.
@@ -81,6 +84,8 @@ class LiveBackend:
         self._endpoints: Endpoints | None = None
         self.app: AppData | None = None
         self.namespace = ""
+        self.namespaces: list[str] = []
+        """The task's namespaces: the app's first, then the others the scenario deploys."""
         self.started_at: float | None = None
         self._base: list[dict[str, Any]] = []
         self._nodes: dict[str, dict[str, Any]] = {}
@@ -183,6 +188,7 @@ class LiveBackend:
         self.app = AppData.load(request.app)
         model = self.app.model
         self.namespace = str(model.namespace)
+        self.namespaces = list(dict.fromkeys([self.namespace, *request.namespaces]))
         self._base = copy.deepcopy(list(model.manifests))
         manifests = copy.deepcopy(list(model.manifests))
         if request.customize is not None:
@@ -204,6 +210,14 @@ class LiveBackend:
                 "left out of the protected baseline (the cluster does not serve them): "
                 + ", ".join(self.left_out)
             )
+        held = self._wait_gone(
+            [_key(o)[2] for o in manifests if o.get("kind") == "Namespace"], self.ready_timeout_s
+        )
+        if held:
+            raise LiveBackendError(
+                f"namespace {', '.join(held)}: still terminating after {self.ready_timeout_s:g} s "
+                "(deleted before this episode; what holds it: kubectl get namespace -o yaml)"
+            )
         apply_manifests(api, manifests)
         self._wait_ready()
         self._wait_history(request.history_s)
@@ -221,14 +235,27 @@ class LiveBackend:
     def _wait_ready(self) -> None:
         deadline = self.now() + self.ready_timeout_s
         while True:
-            unready = unready_workloads(self.admin_api(), self.namespace)
+            unready = {ns: u for ns in self.namespaces if (u := unready_workloads(self.admin_api(), ns))}
             if not unready:
                 return
             if self.now() >= deadline:
                 raise LiveBackendError(
-                    f"{self.namespace}: not ready after {self.ready_timeout_s:g} s: {', '.join(unready[:5])}"
+                    "; ".join(
+                        f"{ns}: not ready after {self.ready_timeout_s:g} s: {', '.join(u[:5])}"
+                        for ns, u in unready.items()
+                    )
                 )
             self.advance(5.0, step=5.0)
+
+    def _wait_gone(self, names: list[str], timeout_s: float) -> list[str]:
+        """Until none of the namespaces ``names`` is terminating (an earlier episode's, being
+        deleted); returns those still there, being deleted, after ``timeout_s`` cluster seconds."""
+        deadline = self.now() + timeout_s
+        while True:
+            left = [n for n in names if _terminating(self.admin_api(), n)]
+            if not left or self.now() >= deadline:
+                return left
+            self.advance(2.0, step=2.0)
 
     def _wait_history(self, history_s: float) -> None:
         ns = self.admin_api().get("v1", "Namespace", None, self.namespace)
@@ -237,7 +264,7 @@ class LiveBackend:
             self.advance(history_s - age, step=15.0)
 
     def _wait_quiet(self) -> None:
-        """Until no alert about the app's namespace fires (what an earlier episode left settles)."""
+        """Until no alert about the task's namespaces fires (what an earlier episode left settles)."""
         deadline = self.now() + self.quiet_timeout_s
         while True:
             firing = self._firing()
@@ -245,7 +272,7 @@ class LiveBackend:
                 return
             if self.now() >= deadline:
                 raise LiveBackendError(
-                    f"{self.namespace}: alerts still firing after {self.quiet_timeout_s:g} s: "
+                    f"{', '.join(self.namespaces)}: alerts still firing after {self.quiet_timeout_s:g} s: "
                     + ", ".join(sorted(firing)[:5])
                 )
             self.advance(15.0, step=15.0)
@@ -256,7 +283,7 @@ class LiveBackend:
         assert self.cluster.prometheus_url
         names = {
             str((a.get("labels") or {}).get("alertname", ""))
-            for a in incident_alerts(self.cluster.prometheus_url, self.namespace)
+            for a in incident_alerts(self.cluster.prometheus_url, *self.namespaces)
         }
         return names - ALWAYS_FIRING
 
@@ -340,6 +367,8 @@ class LiveBackend:
             return
         api = self.admin_api()
         problems = sweep_created_since(api, self.started_at, self._base)
+        made = namespaces_created_since(api, self.started_at, self._base)
+        problems += [f"namespace {n}: still terminating" for n in self._wait_gone(made, self.ready_timeout_s)]
         problems += apply_manifests(api, self._base, keep_going=True)
         problems += restore_nodes(api, self._nodes)
         self.started_at = None
@@ -497,10 +526,13 @@ def unready_workloads(api: KubeApi, namespace: str) -> list[str]:
 
 def sweep_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) -> list[str]:
     """Delete every object created at or after ``since`` that no controller owns (no owner
-    references), is not one of ``keep`` and is not of :data:`UNSWEPT_KINDS`; returns the failures."""
+    references), is not one of ``keep`` and is not of :data:`UNSWEPT_KINDS` — the namespaces
+    last, once their contents are gone (their deletion is not waited for:
+    :func:`namespaces_created_since` says which remain); returns the failures."""
     kept = {_key(o) for o in keep}
     cutoff = float(int(since))  # creationTimestamp has whole seconds
     problems: list[str] = []
+    later: list[tuple[Any, dict[str, Any]]] = []
     for info in api.api_resources(("list", "delete")):
         if info.kind in UNSWEPT_KINDS:
             continue
@@ -510,18 +542,52 @@ def sweep_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) 
             continue
         for obj in items:
             m = obj.get("metadata") or {}
-            if m.get("ownerReferences") or _key(obj) in kept:
+            if m.get("ownerReferences") or _key(obj) in kept or m.get("deletionTimestamp"):
                 continue
             if _timestamp(m.get("creationTimestamp")) < cutoff:
                 continue
-            if info.kind == "Namespace" or m.get("deletionTimestamp"):
-                continue  # a namespace an episode made is left: its contents are swept above
-            try:
-                api.delete(info.api_version, info.kind, m.get("namespace"), m["name"])
-            except KubeApiError as e:
-                if e.code != 404:
-                    problems.append(f"delete {info.kind} {m.get('namespace') or ''}/{m['name']}: {e}")
+            if info.kind == "Namespace":
+                later.append((info, m))
+                continue
+            problems += _delete(api, info, m)
+    for info, m in later:
+        problems += _delete(api, info, m)
     return problems
+
+
+def namespaces_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) -> list[str]:
+    """The namespaces created at or after ``since`` that are not among ``keep`` (those
+    :func:`sweep_created_since` deletes), as they are still there."""
+    kept = {_key(o) for o in keep}
+    cutoff = float(int(since))
+    return [
+        ns["metadata"]["name"]
+        for ns in api.list("v1", "Namespace")
+        if _key(ns) not in kept and _timestamp(ns["metadata"].get("creationTimestamp")) >= cutoff
+    ]
+
+
+def _delete(api: KubeApi, info: Any, m: dict[str, Any]) -> list[str]:
+    try:
+        api.delete(info.api_version, info.kind, m.get("namespace"), m["name"])
+    except KubeApiError as e:
+        if e.code != 404:
+            return [f"delete {info.kind} {m.get('namespace') or ''}/{m['name']}: {e}"]
+    return []
+
+
+def _terminating(api: KubeApi, namespace: str) -> bool:
+    """Whether ``namespace`` is there and being deleted."""
+    try:
+        ns = api.get("v1", "Namespace", None, namespace)
+    except KubeApiError as e:
+        if e.code == 404:
+            return False
+        raise LiveBackendError(f"namespace {namespace}: {e}") from e
+    return (
+        bool(ns["metadata"].get("deletionTimestamp"))
+        or (ns.get("status") or {}).get("phase") == "Terminating"
+    )
 
 
 def _node_state(node: dict[str, Any]) -> dict[str, Any]:

@@ -86,13 +86,16 @@ TOPOLOGY_KINDS = [
 ]
 
 
-def topology_over_api(api: KubeApi, namespace: str, call_edges: list[tuple[str, str, str]]) -> Topology:
-    """The namespace's objects of the kinds the scorer knows, and the nodes, as the API serves them
-    now, joined by the app's call graph."""
+def topology_over_api(
+    api: KubeApi, namespaces: list[str], call_edges: list[tuple[str, str, str]]
+) -> Topology:
+    """The objects of the kinds the scorer knows in ``namespaces`` (a task's), and the nodes, as
+    the API serves them now, joined by the app's call graph."""
     objs: list[dict[str, Any]] = []
     for api_version, kind in TOPOLOGY_KINDS:
-        with contextlib.suppress(KubeApiError):
-            objs.extend(api.list(api_version, kind, namespace))
+        for namespace in namespaces:
+            with contextlib.suppress(KubeApiError):
+                objs.extend(api.list(api_version, kind, namespace))
     with contextlib.suppress(KubeApiError):
         objs.extend(api.list("v1", "Node"))
     return topology_from_objects(objs, call_edges)
@@ -190,6 +193,7 @@ class TwinEnvironment:
             and not scheduling_sensitive(self.scenario)
             and (self.extension is None or self.extension.churn_past),
             customize=customize,
+            namespaces=list(self.scenario.namespaces),
             addons=self.extension.addons() if self.extension else [],
             clock_grid_s=self.extension.clock_grid_s if self.extension else 60.0,
         )
@@ -477,7 +481,7 @@ class TwinEnvironment:
 
     def _topology(self) -> Topology:
         assert self.api is not None
-        return topology_over_api(self.api, self.scenario.namespace, self.call_edges())
+        return topology_over_api(self.api, self.scenario.task_namespaces, self.call_edges())
 
     def privileged_context(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "kube_url": self.endpoints.kube_url, "now": self._now_dt}

@@ -101,7 +101,7 @@ def record_cmd(
                 ep.jaeger_url,
                 env.now(),
                 window_s=window,
-                secret_namespaces=[sc.namespace],
+                secret_namespaces=sc.task_namespaces,
             )
             dest = out / folder_name(sc.id)
             with console.status(f"{sc.id}: recording") as status:
@@ -148,7 +148,7 @@ def serve_cmd(
     ] = None,
 ) -> None:
     """Serve a snapshot read-only (Kubernetes, Prometheus, Loki, Jaeger) until Ctrl-C; the
-    credential written is read-only over the snapshot's namespace."""
+    credential written is read-only over the snapshot's namespaces."""
     from ..harness.access import grant_agent_access, write_agent_kubeconfigs
     from ..k8s.client import KubeApi
     from ..twin.replay import replay_twin
@@ -171,8 +171,9 @@ def serve_cmd(
     try:
         api = KubeApi(endpoints.kube_url, token=twin.admin_token)
         ns = recording.namespace
-        _, reader = grant_agent_access(api, [ns], write=False)
-        creds = write_agent_kubeconfigs(endpoints.kubeconfig, [ns], work, reader, reader)
+        namespaces = [ns, *(meta.namespaces if meta else [])]
+        _, reader = grant_agent_access(api, namespaces, write=False)
+        creds = write_agent_kubeconfigs(endpoints.kubeconfig, namespaces, work, reader, reader)
         mine = endpoints.model_copy(
             update={
                 "kubeconfig": str(creds.kubeconfig),

@@ -26,6 +26,7 @@ from ..evaluation.topology import Topology
 from ..harness.access import grant_agent_access, write_agent_kubeconfigs
 from ..harness.environment import AlertCheck, EnvironmentError_
 from ..harness.firing import firing_alerts, match_expected
+from ..harness.goal import in_namespaces
 from ..harness.records import MitigationScore
 from ..harness.twin_env import MASKED_FIELDS, episode_topology, topology_over_api
 from ..k8s.client import KubeApi
@@ -38,7 +39,7 @@ SNAPSHOTS_ENV = "ITBENCH_SNAPSHOTS"
 FACTORY = "itbench_agents.snapshots.environment:from_spec"
 
 SNAPSHOT_GOAL = (
-    "You are an SRE on call for the application running in namespace {namespace} of this Kubernetes "
+    "You are an SRE on call for the application running in {namespace} of this Kubernetes "
     "cluster. Alerts are firing or users may be affected. The cluster is a read-only recording of "
     "the moment the incident was noticed: diagnose it, changing nothing. Identify the root-cause "
     "entities (as namespace/Kind/name) and how the fault propagated to the alerting services. If "
@@ -105,9 +106,9 @@ class SnapshotEnvironment:
         """A read-only credential in both of the agent's kubeconfigs, the endpoints less the masked
         sources, and a goal that asks for a diagnosis only."""
         assert self.api is not None
-        ns = self.scenario.namespace
-        _, reader = grant_agent_access(self.api, [ns], write=False)
-        creds = write_agent_kubeconfigs(self.endpoints.kubeconfig, [ns], self.workdir, reader, reader)
+        namespaces = self.scenario.task_namespaces
+        _, reader = grant_agent_access(self.api, namespaces, write=False)
+        creds = write_agent_kubeconfigs(self.endpoints.kubeconfig, namespaces, self.workdir, reader, reader)
         agent_endpoints = self.endpoints.model_copy(
             update={
                 "kubeconfig": str(creds.kubeconfig),
@@ -117,13 +118,13 @@ class SnapshotEnvironment:
         )
         agent_endpoints.write(self.workdir / "endpoints.json")
         return Task(
-            goal=SNAPSHOT_GOAL.format(namespace=ns),
+            goal=SNAPSHOT_GOAL.format(namespace=in_namespaces(namespaces)),
             kind="diagnosis",
             persona=self.scenario.persona,
             endpoints=agent_endpoints,
             workdir=str(self.workdir),
             limits=limits,
-            namespaces=[ns],
+            namespaces=namespaces,
             masked=self.masked,
             on_twin=False,
         )
@@ -142,7 +143,7 @@ class SnapshotEnvironment:
         the ReplicaSets made since the faults, as recorded."""
         assert self.api is not None
         edges = [(ns, a, b) for ns, a, b in self.meta.call_edges]
-        topo = topology_over_api(self.api, self.scenario.namespace, edges)
+        topo = topology_over_api(self.api, self.scenario.task_namespaces, edges)
         return episode_topology(topo, set(self.meta.fault_objects), set(self.meta.replicasets_before))
 
     def private_paths(self) -> list[str]:

@@ -96,6 +96,10 @@ class SnapshotMeta(BaseModel):
     scenario_id: str
     app: str
     namespace: str
+    """The app's namespace."""
+    namespaces: list[str] = Field(default_factory=list)
+    """The task's other namespaces (a team's, which the scenario deploys with the app): the agent
+    may read these too."""
     seed: int
     recorded_at: float
     """The recorded moment (Unix seconds): the agent's turn would have started then."""

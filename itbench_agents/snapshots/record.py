@@ -430,6 +430,7 @@ def write_snapshot(
         scenario_id=scenario.id,
         app=scenario.app,
         namespace=scenario.namespace,
+        namespaces=list(scenario.namespaces),
         seed=seed,
         recorded_at=seen.now,
         injected_at=injected_at,
@@ -463,7 +464,12 @@ def record_episode(env: Any, episode_folder: Path) -> dict[str, Any]:
         return {"snapshot": None, "why": "only the twin's SRE scenario files are recorded"}
     ep = env.endpoints
     rec = Recorder(
-        api, ep.prometheus_url, ep.loki_url, ep.jaeger_url, env.now(), secret_namespaces=[scenario.namespace]
+        api,
+        ep.prometheus_url,
+        ep.loki_url,
+        ep.jaeger_url,
+        env.now(),
+        secret_namespaces=scenario.task_namespaces,
     )
     meta = write_snapshot(
         rec,

@@ -368,3 +368,68 @@ def test_a_scenario_the_kubeconfig_may_not_inject_is_skipped_with_the_rbac_reaso
             "in hotel-reservation" in r.output
         )
         assert not (tmp_path / "r").exists()
+
+
+def test_a_task_with_a_second_namespace_waits_for_it_to_be_ready_and_close_deletes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scenario that deploys a team's other namespace with the app (``namespaces``, ``setup``):
+    provision waits for its workloads too, and close deletes it and waits until it is gone, so the
+    next episode can make it again."""
+    import copy
+
+    from itbench_agents.harness.app_data import AppData
+    from itbench_agents.harness.backend import ProvisionRequest
+
+    monkeypatch.setenv(ENDPOINTS_ENV, "")
+    app = next(
+        o
+        for o in AppData.load("chain").model.manifests
+        if o["kind"] == "Deployment" and o["metadata"]["name"] == "c"
+    )
+
+    def request(cpu: str, folder: str) -> ProvisionRequest:
+        preview = copy.deepcopy(app)
+        preview["metadata"] = {"name": "preview", "namespace": "chain-dev"}
+        preview["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+        dev = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "chain-dev"}}
+        return ProvisionRequest(
+            app="chain",
+            seed=0,
+            history_s=0.0,
+            folder=tmp_path / folder,
+            namespaces=["chain-dev"],
+            customize=lambda m: [*m, dev, preview],
+        )
+
+    with running_twin(workdir=tmp_path / "c", speed=SPEED) as twin:
+        assert twin.endpoints is not None
+        twin.endpoints.write(tmp_path / "live.json")
+        backend = LiveBackend(tmp_path / "live.json", ready_timeout_s=30.0)
+        api = backend.admin_api()
+        # a workload of the second namespace that never gets ready (no node fits it) holds the episode back
+        with pytest.raises(LiveBackendError, match=r"chain-dev: not ready after 30 s: Deployment/preview"):
+            backend.provision(request("1000", "h1"))
+        assert backend.namespaces == ["chain", "chain-dev"]
+        backend.close()
+        assert not api.exists("v1", "Namespace", None, "chain-dev")  # gone, not left terminating
+        assert api.exists("apps/v1", "Deployment", "chain", "c")
+        # the next episode makes it again, and waits for it
+        backend.provision(request("10m", "h1"))
+        # something holds it while it is deleted: close says so, the next episode waits, then says why
+        hold = {"metadata": {"finalizers": ["example.com/hold"]}}
+        api.patch("v1", "Namespace", None, "chain-dev", hold, patch_type="merge")
+        backend.close()
+        assert "could not restore: namespace chain-dev: still terminating" in capsys.readouterr().err
+        with pytest.raises(LiveBackendError, match=r"namespace chain-dev: still terminating after 30 s"):
+            backend.provision(request("10m", "h2"))
+        backend.close()
+        api.patch(
+            "v1", "Namespace", None, "chain-dev", {"metadata": {"finalizers": None}}, patch_type="merge"
+        )
+        backend.provision(request("10m", "h3"))
+        ready = api.get("apps/v1", "Deployment", "chain-dev", "preview")["status"].get("readyReplicas")
+        assert ready == app["spec"].get("replicas", 1)
+        backend.close()
+        assert not api.exists("v1", "Namespace", None, "chain-dev")
+        assert api.exists("apps/v1", "Deployment", "chain", "c")

@@ -21,6 +21,7 @@ from itbench_agents.snapshots.layout import SnapshotMeta
 from itbench_agents.snapshots.record import write_observed
 
 SCENARIO = "sre/cart-failure-flag-v1"
+DEV = f"{NS}-dev"
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +30,32 @@ def scenario() -> Scenario:
     return sc.model_copy(update={"namespace": NS})
 
 
-def _snapshot(folder: Path, scenario_id: str = SCENARIO) -> Path:
-    write_observed(folder, observed())
+def _snapshot(folder: Path, scenario_id: str = SCENARIO, *, dev: bool = False) -> Path:
+    """A snapshot of ``scenario_id``; with ``dev``, of a task whose team has a second namespace
+    (:data:`DEV`, with a Service ``preview``)."""
+    seen = observed()
+    if dev:
+        created = "2025-12-31T23:00:00Z"
+        seen.objects += [
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": DEV, "creationTimestamp": created},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "preview", "namespace": DEV, "creationTimestamp": created},
+                "spec": {"selector": {"app": "preview"}, "ports": [{"port": 80}]},
+            },
+        ]
+    write_observed(folder, seen)
     (folder / "ground_truth.yaml").write_text("groups: []\n")
     meta = SnapshotMeta(
         scenario_id=scenario_id,
         app="shop",
         namespace=NS,
+        namespaces=[DEV] if dev else [],
         seed=3,
         recorded_at=NOW,
         window_s=600,
@@ -74,6 +94,27 @@ def test_the_agent_gets_endpoints_and_a_read_only_credential_never_the_folder(
         topo = env.topology()
         assert topo.at_fault == {f"{NS}/deployment/cart", f"{NS}/replicaset/cart-7d4b9c"}
         assert topo.released == {f"{NS}/replicaset/cart-7d4b9c"}
+    finally:
+        env.teardown()
+
+
+def test_a_task_with_a_second_namespace_reads_both_and_its_topology_holds_both(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    """A scenario whose team has another namespace (``namespaces``): the agent may read both, its
+    goal names both, and the scorer's topology has the objects of both."""
+    folder = _snapshot(tmp_path / "snaps" / "cart", dev=True)
+    env = SnapshotEnvironment(
+        scenario.model_copy(update={"namespaces": [DEV]}), folder, workdir=tmp_path / "w"
+    )
+    env.deploy()
+    try:
+        task = env.task(Limits())
+        assert task.namespaces == [NS, DEV]
+        assert f"running in namespaces {NS} and {DEV} of this" in task.goal
+        agent = KubeApi.from_kubeconfig(None, task.endpoints.kubeconfig)
+        assert agent.get("v1", "Service", DEV, "preview")["spec"]["ports"][0]["port"] == 80
+        assert f"{DEV}/service/preview" in env.topology().nodes
     finally:
         env.teardown()
 
@@ -130,7 +171,7 @@ def test_snapshot_serve_gives_a_read_only_kubeconfig_until_interrupted(tmp_path:
     import sys
     import time
 
-    folder = _snapshot(tmp_path / "s")
+    folder = _snapshot(tmp_path / "s", dev=True)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -156,6 +197,7 @@ def test_snapshot_serve_gives_a_read_only_kubeconfig_until_interrupted(tmp_path:
         ep = Endpoints.read(tmp_path / "w" / "endpoints.json")
         api = KubeApi.from_kubeconfig(None, ep.kubeconfig)
         assert api.get("v1", "Pod", NS, "cart-7d4b9c-x2x2x")["metadata"]["uid"]
+        assert api.get("v1", "Service", DEV, "preview")  # the task's other namespace too
         with pytest.raises(KubeApiError) as e:
             api.delete("v1", "Pod", NS, "cart-7d4b9c-x2x2x")
         assert e.value.code == 403

@@ -27,15 +27,17 @@ def _existing_entities(api: KubeApi, scenario: Scenario) -> set[str]:
     return {g.id for g in scenario.ground_truth.groups if matching_names(api, g)}
 
 
-def _firing_in_namespace(prometheus_url: str, namespace: str, known: Sequence[str] = ()) -> list[str]:
-    """Alert names firing in ``namespace``, except the alerts (identities) in ``known``."""
+def _firing_in_namespaces(
+    prometheus_url: str, namespaces: Sequence[str], known: Sequence[str] = ()
+) -> list[str]:
+    """Alert names firing in ``namespaces`` (a task's), except the alerts (identities) in ``known``."""
     from ...harness.endstate import alert_identity
     from ...harness.firing import incident_alerts
 
     return sorted(
         {
             (a.get("labels") or {}).get("alertname", "?")
-            for a in incident_alerts(prometheus_url, namespace)
+            for a in incident_alerts(prometheus_url, *namespaces)
             if alert_identity(a.get("labels") or {}) not in known
         }
     )
@@ -92,7 +94,7 @@ def validate_scenario(
             assert env.api is not None
             before = env.check_alerts()
             if scenario.control:
-                firing = _firing_in_namespace(env.endpoints.prometheus_url, scenario.namespace)
+                firing = _firing_in_namespaces(env.endpoints.prometheus_url, scenario.task_namespaces)
                 res.checks.append(Check("healthy before injection", not firing, ", ".join(firing)))
             else:
                 res.checks.append(
@@ -109,7 +111,7 @@ def validate_scenario(
             check = env.wait_for_alerts()
             if scenario.control:
                 known = env.baseline.alerts_active if env.baseline is not None else []
-                firing = _firing_in_namespace(env.endpoints.prometheus_url, scenario.namespace, known)
+                firing = _firing_in_namespaces(env.endpoints.prometheus_url, scenario.task_namespaces, known)
                 res.checks.append(Check("nothing new fires", not firing, ", ".join(firing)))
             else:
                 res.checks.append(

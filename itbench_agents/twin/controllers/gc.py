@@ -3,7 +3,10 @@
 - Dependents whose owners (by ``ownerReferences`` uid) are all gone are deleted, cascading.
 - ``foregroundDeletion`` / ``orphan`` finalizers on an owner being deleted are honoured.
 - A namespace being deleted (``deletionTimestamp`` or phase Terminating) has everything inside
-  removed, then disappears; a namespace removed outright takes its contents with it.
+  removed, then disappears — unless finalizers of its own (``metadata.finalizers``) hold it: it
+  stays Terminating until whoever set them removes them, as on a real cluster. A namespace removed
+  outright takes its contents with it. (The contents' own finalizers are stripped, which a real
+  cluster would wait for.)
 - Pods go as a background-propagation DELETE sends them: bound, running pods get a grace period
   (``deletionTimestamp``, shown Terminating) and the kubelet removes them; a terminating namespace
   waits for them.
@@ -153,12 +156,7 @@ class GarbageCollector(Controller):
             self.enqueue_at(self.now() + 1.0, ("ns", name))  # gone once its pods are
             return
         if ns["metadata"].get("finalizers"):
-            new = clone(ns)
-            new["metadata"].pop("finalizers")
-            new["metadata"].pop("resourceVersion", None)
-            self.store.update(NAMESPACES, new)
-            if self.store.get(NAMESPACES, "", name) is None:
-                return
+            return  # held until they are removed: the store then removes it
         with contextlib.suppress(ApiError):
             self.store.delete(NAMESPACES, "", name)
 

@@ -161,6 +161,26 @@ def test_namespace_terminating_refuses_content_then_goes(cluster: Cluster) -> No
     assert gone.returncode != 0 and 'namespaces "team-b" not found' in gone.stderr
 
 
+def test_a_namespace_with_finalizers_of_its_own_stays_terminating_until_they_are_removed(
+    cluster: Cluster,
+) -> None:
+    cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input="apiVersion: v1\nkind: Namespace\nmetadata: {name: team-c, finalizers: [example.com/hold]}\n",
+    )
+    _deploy(cluster, "team-c")
+    cluster.kubectl("delete", "ns", "team-c", "--wait=false")
+    cluster.advance(60)
+    assert cluster.kubectl("get", "all", "-n", "team-c", "-o", "name").stdout.strip() == ""
+    ns = cluster.kjson("get", "ns", "team-c")
+    assert ns["status"]["phase"] == "Terminating" and ns["metadata"]["finalizers"] == ["example.com/hold"]
+    cluster.kubectl("patch", "ns", "team-c", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    gone = cluster.kubectl("get", "ns", "team-c", check=False)
+    assert gone.returncode != 0 and 'namespaces "team-c" not found' in gone.stderr
+
+
 def test_system_namespaces_may_not_be_deleted(cluster: Cluster) -> None:
     proc = cluster.kubectl("delete", "ns", "kube-system", check=False)
     assert proc.returncode != 0
