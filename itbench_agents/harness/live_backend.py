@@ -215,8 +215,11 @@ class LiveBackend:
         )
         if held:
             raise LiveBackendError(
-                f"namespace {', '.join(held)}: still terminating after {self.ready_timeout_s:g} s "
-                "(deleted before this episode; what holds it: kubectl get namespace -o yaml)"
+                "; ".join(
+                    f"namespace {n}: still terminating after {self.ready_timeout_s:g} s, deleted before this "
+                    f"episode ({_holding(api, n)})"
+                    for n in held
+                )
             )
         apply_manifests(api, manifests)
         self._wait_ready()
@@ -368,7 +371,10 @@ class LiveBackend:
         api = self.admin_api()
         problems = sweep_created_since(api, self.started_at, self._base)
         made = namespaces_created_since(api, self.started_at, self._base)
-        problems += [f"namespace {n}: still terminating" for n in self._wait_gone(made, self.ready_timeout_s)]
+        problems += [
+            f"namespace {n}: still terminating ({_holding(api, n)})"
+            for n in self._wait_gone(made, self.ready_timeout_s)
+        ]
         problems += apply_manifests(api, self._base, keep_going=True)
         problems += restore_nodes(api, self._nodes)
         self.started_at = None
@@ -574,6 +580,23 @@ def _delete(api: KubeApi, info: Any, m: dict[str, Any]) -> list[str]:
         if e.code != 404:
             return [f"delete {info.kind} {m.get('namespace') or ''}/{m['name']}: {e}"]
     return []
+
+
+def _holding(api: KubeApi, namespace: str) -> str:
+    """What keeps a terminating namespace there, as its status conditions and finalizers say."""
+    try:
+        ns = api.get("v1", "Namespace", None, namespace)
+    except KubeApiError as e:
+        return str(e)
+    said = [
+        str(c.get("message"))
+        for c in (ns.get("status") or {}).get("conditions") or []
+        if c.get("status") == "True" and c.get("message")
+    ]
+    own = ns["metadata"].get("finalizers") or []
+    if own:
+        said.append(f"finalizers of its own: {', '.join(own)}")
+    return "; ".join(said) or "see kubectl get namespace -o yaml"
 
 
 def _terminating(api: KubeApi, namespace: str) -> bool:

@@ -420,8 +420,11 @@ def test_a_task_with_a_second_namespace_waits_for_it_to_be_ready_and_close_delet
         hold = {"metadata": {"finalizers": ["example.com/hold"]}}
         api.patch("v1", "Namespace", None, "chain-dev", hold, patch_type="merge")
         backend.close()
-        assert "could not restore: namespace chain-dev: still terminating" in capsys.readouterr().err
-        with pytest.raises(LiveBackendError, match=r"namespace chain-dev: still terminating after 30 s"):
+        said = "namespace chain-dev: still terminating (finalizers of its own: example.com/hold)"
+        assert f"could not restore: {said}" in capsys.readouterr().err
+        with pytest.raises(
+            LiveBackendError, match=r"namespace chain-dev: still terminating after 30 s, .*hold"
+        ):
             backend.provision(request("10m", "h2"))
         backend.close()
         api.patch(

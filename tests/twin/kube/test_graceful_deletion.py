@@ -181,6 +181,44 @@ def test_a_namespace_with_finalizers_of_its_own_stays_terminating_until_they_are
     assert gone.returncode != 0 and 'namespaces "team-c" not found' in gone.stderr
 
 
+def test_content_a_finalizer_holds_keeps_its_namespace_terminating_saying_what_remains(
+    cluster: Cluster,
+) -> None:
+    cluster.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: Namespace\nmetadata: {name: team-d}\n")
+    _deploy(cluster, "team-d")
+    held = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: team-d, finalizers: [example.com/hold]}\n"
+    cluster.kubectl("apply", "-f", "-", input=held)
+    cluster.kubectl("delete", "ns", "team-d", "--wait=false")
+    cluster.advance(60)
+    assert cluster.kubectl("get", "all", "-n", "team-d", "-o", "name").stdout.strip() == ""
+    cm = cluster.kjson("get", "configmap", "held", "-n", "team-d")
+    assert cm["metadata"]["deletionTimestamp"]  # marked, held by its finalizer
+    ns = cluster.kjson("get", "ns", "team-d")
+    assert ns["status"]["phase"] == "Terminating" and ns["spec"]["finalizers"] == ["kubernetes"]
+    conditions = {c["type"]: (c["status"], c["reason"], c["message"]) for c in ns["status"]["conditions"]}
+    assert conditions["NamespaceContentRemaining"] == (
+        "True",
+        "SomeResourcesRemain",
+        "Some resources are remaining: configmaps. has 1 resource instances",
+    )
+    assert conditions["NamespaceFinalizersRemaining"] == (
+        "True",
+        "SomeFinalizersRemain",
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances",
+    )
+    assert conditions["NamespaceDeletionDiscoveryFailure"] == (
+        "False",
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    )
+    cluster.kubectl(
+        "patch", "configmap", "held", "-n", "team-d", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'
+    )
+    cluster.advance(1)
+    gone = cluster.kubectl("get", "ns", "team-d", check=False)
+    assert gone.returncode != 0 and 'namespaces "team-d" not found' in gone.stderr
+
+
 def test_system_namespaces_may_not_be_deleted(cluster: Cluster) -> None:
     proc = cluster.kubectl("delete", "ns", "kube-system", check=False)
     assert proc.returncode != 0
