@@ -533,7 +533,7 @@ def unready_workloads(api: KubeApi, namespace: str) -> list[str]:
 def sweep_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) -> list[str]:
     """Delete every object created at or after ``since`` that no controller owns (no owner
     references), is not one of ``keep`` and is not of :data:`UNSWEPT_KINDS` — the namespaces
-    last, once their contents are gone (their deletion is not waited for:
+    last, after their contents (their deletion is not waited for:
     :func:`namespaces_created_since` says which remain); returns the failures."""
     kept = {_key(o) for o in keep}
     cutoff = float(int(since))  # creationTimestamp has whole seconds

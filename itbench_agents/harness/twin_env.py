@@ -288,15 +288,16 @@ class TwinEnvironment:
         return check
 
     def _replicaset_keys(self) -> set[str]:
+        """Topology keys of the ReplicaSets of every task namespace, as they are now."""
         assert self.api is not None
-        ns = self.scenario.namespace
-        try:
-            return {
-                node_key(ns, "ReplicaSet", rs["metadata"]["name"])
-                for rs in self.api.list("apps/v1", "ReplicaSet", ns)
-            }
-        except KubeApiError:
-            return set()
+        keys: set[str] = set()
+        for ns in self.scenario.task_namespaces:
+            with contextlib.suppress(KubeApiError):
+                keys |= {
+                    node_key(ns, "ReplicaSet", rs["metadata"]["name"])
+                    for rs in self.api.list("apps/v1", "ReplicaSet", ns)
+                }
+        return keys
 
     def _wait_for_alerts(self) -> AlertCheck:
         start = self.now()

@@ -341,6 +341,41 @@ def test_baseline_is_taken_over_the_wire_and_round_trips(registry: ScenarioRegis
     assert p is not None and Baseline.model_validate_json(p.read_text()) == b
 
 
+def test_a_team_namespace_is_in_the_topology_and_its_replicasets_are_not_releases(
+    registry: ScenarioRegistry, tmp_path: Path
+) -> None:
+    """A scenario whose team has another namespace with a workload of its own (``namespaces``,
+    ``setup``): the scorer's topology has its objects, and its ReplicaSet, there before the faults,
+    is not taken for one the faults made (``released``)."""
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    preview = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "preview", "namespace": "otel-demo-dev"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "preview"}},
+            "template": {
+                "metadata": {"labels": {"app": "preview"}},
+                "spec": {"containers": [{"name": "pg", "image": "postgres:16"}]},
+            },
+        },
+    }
+    sc = registry.get(SCENARIO).model_copy(update={"namespaces": ["otel-demo-dev"], "setup": [preview]})
+    env = TwinEnvironment(sc, seed=0, workdir=tmp_path / "work", history_s=600, churn="none")
+    try:
+        env.deploy()
+        env.inject()
+        assert env.wait_for_alerts().ok
+        topo = env.topology()
+        mine = {k for k in topo.nodes if k.startswith("otel-demo-dev/replicaset/preview-")}
+        assert len(mine) == 1 and "otel-demo-dev/deployment/preview" in topo.nodes
+        assert mine <= topo.at_fault and not mine & topo.released
+    finally:
+        env.teardown()
+
+
 def test_reference_mitigation_passes_every_check(registry: ScenarioRegistry, tmp_path: Path) -> None:
     _, m = _episode(registry, tmp_path, lambda env, sc: apply_operations(env.api, sc.mitigation, env._now_dt))
     assert m.passed, m.reason
