@@ -197,7 +197,10 @@ def plan_history(
 
 
 def bring_up_with_history(twin: Any, model: Any, history_s: float) -> HistoryPlan:
-    """Deploy ``model`` on ``twin`` and run ``history_s`` seconds of pre-history with past rollouts."""
+    """Deploy ``model`` on ``twin`` and run ``history_s`` seconds of pre-history with past rollouts
+    (longer than a day: quiet but for its last hour, as ``Twin.for_app`` runs one without)."""
+    from .instance import LOUD_PAST_S, QUIET_PAST_S, QUIET_STEP_S
+
     catalogue = getattr(getattr(twin, "behaviour", None), "catalogue", None)
     find = getattr(catalogue, "find", None)
     image_ok = (lambda image: find(image) is not None) if callable(find) else None
@@ -225,13 +228,30 @@ def bring_up_with_history(twin: Any, model: Any, history_s: float) -> HistoryPla
         twin.apply([o for o in plan.initial if not is_late(o)])
         twin.sync()
     elapsed = 0.0
+    # a long past (more than a day) is quiet but for its last hour, as without rollouts (instance.py)
+    quiet_s = history_s - LOUD_PAST_S if history_s > QUIET_PAST_S else 0.0
+    if quiet_s:
+        twin.quiet_until = twin.now() + quiet_s
+
+    def run_to(at_s: float) -> None:
+        nonlocal elapsed
+        if elapsed < quiet_s:
+            to = min(at_s, quiet_s)
+            twin.advance(to - elapsed, step=QUIET_STEP_S)
+            elapsed = to
+            if elapsed >= quiet_s:  # the last hour as a kubelet runs, its rules evaluated from here
+                twin.quiet_until = None
+                if twin.alerts is not None:
+                    twin.alerts.begin_at(twin.now())
+        if at_s > elapsed:
+            twin.advance(at_s - elapsed)
+            elapsed = at_s
+
     events: list[tuple[float, str, Any]] = [(d.at_s, "late", d) for d in late]
     events += [(r.at_s, "rollout", r) for r in plan.rollouts]
     events.sort(key=lambda e: (e[0], e[1]))
     for at_s, what, item in events:
-        if at_s > elapsed:
-            twin.advance(at_s - elapsed)
-            elapsed = at_s
+        run_to(at_s)
         if what == "late":
             with twin.lock:
                 twin.apply([o for o in plan.initial if is_late(o) and _name(o) == item.workload])
@@ -241,8 +261,7 @@ def bring_up_with_history(twin: Any, model: Any, history_s: float) -> HistoryPla
         obj["spec"]["template"] = copy.deepcopy(r.template)
         with twin.lock:
             twin.apply([obj])
-    if history_s > elapsed:
-        twin.advance(history_s - elapsed)
+    run_to(history_s)
     twin.history_plan = plan
     twin.benign_noise = True  # and benign log lines (telemetry/benign.py)
     return plan

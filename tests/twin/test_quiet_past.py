@@ -1,4 +1,5 @@
-"""A long pre-history (``Twin.for_app`` with more than a day) is quiet but for its last hour:
+"""A long pre-history (``Twin.for_app`` with more than a day, with past rollouts or without) is
+quiet but for its last hour:
 kubelet heartbeats are sparse until ``quiet_until`` and at the kubelet's rate from exactly then;
 the big hops through it change nothing (every callback runs at its own time)."""
 
@@ -77,3 +78,46 @@ def test_the_hop_through_a_quiet_past_changes_nothing(twin: Twin, monkeypatch: p
         assert small.health.at(small.now()) == twin.health.at(twin.now())
     finally:
         small.close()
+
+
+@pytest.mark.slow
+def test_a_long_past_with_rollouts_is_quiet_too_and_makes_the_same_history(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``past=True`` (seeded past rollouts, ``history.py``) over more than a day is quiet but for its
+    last hour as well, and its rollouts, late dependencies and pods come out as a loud build's."""
+    replicasets, pods = GroupResource("apps", "replicasets"), GroupResource("", "pods")
+
+    def past(twin: Twin) -> tuple[list[Any], list[Any]]:
+        rs = [
+            (m["name"], m["annotations"].get("deployment.kubernetes.io/revision"), r["spec"].get("replicas"),
+             m["creationTimestamp"])
+            for r in twin.store.list(replicasets, "otel-demo")
+            for m in [r["metadata"]]
+        ]  # fmt: skip
+        ps = [
+            (p["metadata"]["name"], p["metadata"]["creationTimestamp"],
+             [c.get("restartCount") for c in p["status"].get("containerStatuses") or []])
+            for p in twin.store.list(pods, "otel-demo")
+        ]  # fmt: skip
+        return sorted(rs), sorted(ps)
+
+    def build_past() -> tuple[tuple[list[Any], list[Any]], list[float], float]:
+        t = Twin.for_app(
+            "otel-demo", seed=3, clock=VirtualClock.paused_at(START), history_s=HISTORY_S, past=True
+        )
+        try:
+            node = t.store.list(NODES)[0]["metadata"]["name"]
+            assert t.history_plan.rollouts and t.quiet_until is None
+            return past(t), writes(t, LEASES, node), t.now()
+        finally:
+            t.close()
+
+    quiet, renewals, end = build_past()
+    monkeypatch.setattr(instance, "QUIET_PAST_S", 10 * HISTORY_S)  # the same past, built loud
+    loud, loud_renewals, loud_end = build_past()
+    assert quiet == loud and end == loud_end
+    quiet_end = end - LOUD_PAST_S
+    assert max(b - a for a, b in zip(renewals, renewals[1:], strict=False) if b <= quiet_end) > LEASE_RENEW_S
+    assert [t for t in renewals if t >= quiet_end] == [t for t in loud_renewals if t >= quiet_end]
+    assert len(renewals) < len(loud_renewals) / 10
