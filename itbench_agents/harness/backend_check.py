@@ -1,13 +1,16 @@
 """``check_backend()``: the kit any :class:`~itbench_agents.harness.backend.Backend` must pass before
 an episode's number on it means anything (Gymnasium's env checker, for backends).
 
-It provisions an app and checks, through the real client libraries an agent would use, that the
-endpoints speak their protocols (the official ``kubernetes`` client on the admin kubeconfig,
+It provisions an app, with a team's namespace beside it (:data:`TEAM_NAMESPACE`: what a scenario's
+``namespaces`` and ``setup`` ask for), and checks, through the real client libraries an agent would
+use, that the endpoints speak their protocols (the official ``kubernetes`` client on the admin kubeconfig,
 ``prometheus-api-client`` on Prometheus, the alerts API), that the app is there and healthy (its
 workloads ready, its call graph and telemetry pipeline naming workloads that exist, its journeys
 passing), that a write through the API is read back after ``sync``, that the clock moves forward
 when advanced and the agent's turn starts with nothing advanced, that a ``fork`` backend serves the
-same cluster again after ``stop_serving``, and that ``close`` stops the endpoints. Every check runs
+same cluster again after ``stop_serving``, that the team's namespace is there with what was deployed
+in it, and that ``close`` stops the endpoints (a shared cluster: removes what the check made, the
+team's namespace too). Every check runs
 whatever failed before it (after a failed provision: none), and says why it failed.
 """
 
@@ -28,6 +31,8 @@ from ..scenario.checks import Check
 from .backend import FAST_FORWARD, FORK, SHARED_CLUSTER, Backend, ProvisionRequest
 
 PROBE_NAME = "itbench-backend-check"
+TEAM_NAMESPACE = "itbench-backend-check-team"
+"""The team namespace the kit deploys with the app (a ConfigMap :data:`PROBE_NAME` in it)."""
 
 
 @dataclass
@@ -88,6 +93,7 @@ def check_backend(
         if not run("provision", lambda: _provision(backend, app, seed, folder)):
             return report
         run("capabilities", lambda: _capabilities(caps))
+        run("a team namespace deployed with the app", lambda: _team(backend))
         run("kubernetes API (official client)", lambda: _kube(backend, ns))
         run("app ready", lambda: _ready(backend, ns))
         run("prometheus API (prometheus-api-client)", lambda: _prometheus(backend))
@@ -120,7 +126,24 @@ def _app_namespace(app: str) -> str:
 
 
 def _provision(backend: Backend, app: str, seed: int, folder: Path) -> str:
-    endpoints = backend.provision(ProvisionRequest(app=app, seed=seed, history_s=600.0, folder=folder / "a"))
+    team = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM_NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": PROBE_NAME, "namespace": TEAM_NAMESPACE},
+            "data": {"deployed": "with the app"},
+        },
+    ]
+    request = ProvisionRequest(
+        app=app,
+        seed=seed,
+        history_s=600.0,
+        folder=folder / "a",
+        namespaces=[TEAM_NAMESPACE],
+        customize=lambda manifests: [*manifests, *team],
+    )
+    endpoints = backend.provision(request)
     assert endpoints.kube_url and endpoints.prometheus_url, (
         f"endpoints without a Kubernetes or Prometheus URL: {endpoints}"
     )
@@ -321,18 +344,39 @@ def _close(backend: Backend) -> str:
     return "endpoints closed"
 
 
+def _team(backend: Backend) -> str:
+    from kubernetes import client
+
+    api = _client(backend)
+    try:
+        cm = client.CoreV1Api(api).read_namespaced_config_map(PROBE_NAME, TEAM_NAMESPACE)
+    finally:
+        api.close()
+    assert cm.data == {"deployed": "with the app"}, f"{TEAM_NAMESPACE}/{PROBE_NAME} holds {cm.data}"
+    return f"{TEAM_NAMESPACE} with its ConfigMap"
+
+
 def _restore(backend: Backend, ns: str) -> str:
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
     backend.close()
     api = _client(backend)
+    core = client.CoreV1Api(api)
+    made = {
+        f"ConfigMap {ns}/{PROBE_NAME}, written during the check": lambda: core.read_namespaced_config_map(
+            PROBE_NAME, ns
+        ),
+        f"namespace {TEAM_NAMESPACE}, deployed with the app": lambda: core.read_namespace(TEAM_NAMESPACE),
+    }
     try:
-        client.CoreV1Api(api).read_namespaced_config_map(PROBE_NAME, ns)
-    except ApiException as e:
-        assert e.status == 404, f"reading {ns}/{PROBE_NAME} after close: {e.status} {e.reason}"
-    else:
-        raise AssertionError(f"ConfigMap {ns}/{PROBE_NAME}, written during the check, is still there")
+        for what, read in made.items():
+            try:
+                read()
+            except ApiException as e:
+                assert e.status == 404, f"reading {what} after close: {e.status} {e.reason}"
+            else:
+                raise AssertionError(f"{what}, is still there")
     finally:
         api.close()
     return f"what the check wrote is gone; {backend.endpoints.kube_url} still serves"

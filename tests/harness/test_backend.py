@@ -57,6 +57,17 @@ class NoCluster(TwinBackend):
         raise ConnectionError("no cluster at https://10.0.0.1:6443")
 
 
+class AppOnly(TwinBackend):
+    name = "app-only"
+
+    def provision(self, request: ProvisionRequest) -> Endpoints:
+        import dataclasses
+
+        return super().provision(
+            dataclasses.replace(request, customize=None)
+        )  # what the scenario deploys: dropped
+
+
 class Boasting(TwinBackend):
     name = "boasting"
     capabilities = frozenset({"fast_forward", "fork", "time_travel"})
@@ -78,6 +89,7 @@ class Boasting(TwinBackend):
         ),
         (NoCluster, "provision", "ConnectionError: no cluster at https://10.0.0.1:6443"),
         (Boasting, "capabilities", "unknown capabilities ['time_travel']"),
+        (AppOnly, "a team namespace deployed with the app", "Not Found"),
     ],
 )
 def test_check_backend_fails_a_backend_that_breaks_a_promise(
