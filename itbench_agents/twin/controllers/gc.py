@@ -28,7 +28,7 @@ from .base import Controller
 from .kinds import NAMESPACES, PODS
 
 if TYPE_CHECKING:
-    from ..instance import Twin
+    from ..core import TwinCore as Twin
     from .index import Index
 
 Obj = dict[str, Any]
