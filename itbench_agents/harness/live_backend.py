@@ -536,7 +536,6 @@ def sweep_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) 
     last, after their contents (their deletion is not waited for:
     :func:`namespaces_created_since` says which remain); returns the failures."""
     kept = {_key(o) for o in keep}
-    cutoff = float(int(since))  # creationTimestamp has whole seconds
     problems: list[str] = []
     later: list[tuple[Any, dict[str, Any]]] = []
     for info in api.api_resources(("list", "delete")):
@@ -550,7 +549,7 @@ def sweep_created_since(api: KubeApi, since: float, keep: list[dict[str, Any]]) 
             m = obj.get("metadata") or {}
             if m.get("ownerReferences") or _key(obj) in kept or m.get("deletionTimestamp"):
                 continue
-            if _timestamp(m.get("creationTimestamp")) < cutoff:
+            if not _made_since(m, since):
                 continue
             if info.kind == "Namespace":
                 later.append((info, m))
@@ -565,12 +564,17 @@ def namespaces_created_since(api: KubeApi, since: float, keep: list[dict[str, An
     """The namespaces created at or after ``since`` that are not among ``keep`` (those
     :func:`sweep_created_since` deletes), as they are still there."""
     kept = {_key(o) for o in keep}
-    cutoff = float(int(since))
     return [
         ns["metadata"]["name"]
         for ns in api.list("v1", "Namespace")
-        if _key(ns) not in kept and _timestamp(ns["metadata"].get("creationTimestamp")) >= cutoff
+        if _key(ns) not in kept and _made_since(ns["metadata"], since)
     ]
+
+
+def _made_since(meta: dict[str, Any], since: float) -> bool:
+    """Whether an object (its metadata) was created at or after ``since`` (creationTimestamp has
+    whole seconds)."""
+    return _timestamp(meta.get("creationTimestamp")) >= float(int(since))
 
 
 def _delete(api: KubeApi, info: Any, m: dict[str, Any]) -> list[str]:
