@@ -112,6 +112,8 @@ class Propagation:
         self.conns: dict[tuple[str, str], Conn] = {}
         self.serving = {s: view.serving(s) for s in self.b.services}
         self.order = self._topo()
+        self._http_chaos = any(ch.kind == "HTTPChaos" for ch in view.chaos)
+        """Whether any HTTPChaos runs: without one, no edge looks for one on its endpoints."""
 
     # ------------------------------------------------------------------ graph order
     def _topo(self) -> list[tuple[str, str]]:
@@ -235,7 +237,7 @@ class Propagation:
         syms: list[tuple[str, str, float, str | None]] = [(k, m, r, c.to) for k, m, r in conn.symptoms]
         server_err = callee.err
         # HTTP chaos on the callee pods the calls land on
-        if conn.endpoints and callee_op.http_method:
+        if self._http_chaos and conn.endpoints and callee_op.http_method:
             share = conn.reach / len(conn.endpoints)
             port = next(iter(conn.endpoints[0].listens_on(self.b.services[c.to])), 0)
             for ep in conn.endpoints:
@@ -382,12 +384,22 @@ class Propagation:
         loads = self.loads(rates)
         throttle = {s: ld.throttle for s, ld in loads.items()}
         if any(th > 1.0 for th in throttle.values()) or any(
-            svc.max_rps is not None for svc in self.b.services.values()
+            self._overloaded(s, rates) for s in self.b.services
         ):
             memo = self.outcomes(throttle, rates)
             rates, edge_rate, entry_rate, lags = self.rates(memo, now)
             loads = self.loads(rates)
         return Result(self._health(now, memo, rates, edge_rate, loads, lags), loads, lags, memo, {})
+
+    def _overloaded(self, s: str, rates: dict[tuple[str, str], float]) -> bool:
+        """Whether ``rates`` bring service ``s`` past its ``max_rps`` per pod. The first pass of
+        :meth:`run` has no rates and no throttling: a second pass where no service is throttled or
+        overloaded would compute the very same outcomes, so it is skipped."""
+        svc = self.b.services[s]
+        if svc.max_rps is None:
+            return False
+        pods = max(1, len(self.serving[s]))
+        return sum(rates.get((s, x), 0.0) for x in svc.operations) / pods > svc.max_rps
 
     def _health(
         self, now: float, memo: dict, rates: dict, edge_rate: dict, loads: dict, lags: dict
