@@ -14,6 +14,7 @@ from typing import Any
 from ..core.endpoints import Endpoints
 from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
+from . import gc_policy
 from .app_data import AppData
 from .backend import FAST_FORWARD, FORK, ProvisionRequest
 from .endstate import JourneyState
@@ -44,6 +45,8 @@ class TwinBackend:
         self.twin: Any = None
         """The embedded cluster (``twin/instance.py``); None until provisioned."""
         self.admin_token = ""
+        self._frozen = False
+        """Whether provisioning froze the heap (``gc_policy.freeze``); closing thaws it."""
 
     @property
     def endpoints(self) -> Endpoints:
@@ -53,17 +56,19 @@ class TwinBackend:
     def provision(self, request: ProvisionRequest) -> Endpoints:
         from ..twin.instance import Twin
 
-        self.twin = Twin.for_app(
-            request.app,
-            seed=request.seed,
-            clock=harness_clock(request.history_s, request.clock_grid_s),
-            history_s=request.history_s,
-            masked=request.masked,
-            past=request.past,
-            customize=request.customize,
-            addons=request.addons,
-            nodes=self.nodes,
-        )
+        with gc_policy.collection_paused():  # see gc_policy: the build allocates in a burst
+            self.twin = Twin.for_app(
+                request.app,
+                seed=request.seed,
+                clock=harness_clock(request.history_s, request.clock_grid_s),
+                history_s=request.history_s,
+                masked=request.masked,
+                past=request.past,
+                customize=request.customize,
+                addons=request.addons,
+                nodes=self.nodes,
+            )
+            self._frozen = gc_policy.freeze()
         self.admin_token = self.twin.admin_token = secrets.token_urlsafe(32)
         return self.serve(request.folder)
 
@@ -122,6 +127,8 @@ class TwinBackend:
     def close(self) -> None:
         if self.twin is not None:
             self.twin.close()
+        gc_policy.thaw(self._frozen)
+        self._frozen = False
 
 
 def probe_result(twin: Any) -> tuple[bool | None, str | None]:
