@@ -14,6 +14,7 @@ from typing import Any
 from ..core.endpoints import Endpoints
 from ..twin.advance_budget import advanced_by_agent, end_agent_turn, start_agent_turn
 from ..twin.clock import DEFAULT_LEAD_S, VirtualClock
+from ..twin.gc_pause import collection_paused
 from . import gc_policy
 from .app_data import AppData
 from .backend import FAST_FORWARD, FORK, ProvisionRequest
@@ -56,7 +57,7 @@ class TwinBackend:
     def provision(self, request: ProvisionRequest) -> Endpoints:
         from ..twin.instance import Twin
 
-        with gc_policy.collection_paused():  # see gc_policy: the build allocates in a burst
+        with collection_paused():  # and frozen before a collection can walk what was built (gc_policy)
             self.twin = Twin.for_app(
                 request.app,
                 seed=request.seed,

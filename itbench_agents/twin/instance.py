@@ -134,6 +134,37 @@ class Twin:
         it runs on a :class:`VirtualClock` that ends the history ``lead_s`` behind the wall clock
         (fast-forwards eat into that lead: clients that compute ages from their own clock, such as
         ``kubectl describe``, then never see timestamps in the future; see ``clock.py``)."""
+        from .gc_pause import collection_paused
+
+        with collection_paused():  # the build allocates in a burst (gc_pause.py)
+            return cls._build_for_app(
+                app,
+                seed=seed,
+                clock=clock,
+                history_s=history_s,
+                masked=masked,
+                nodes=nodes,
+                lead_s=lead_s,
+                past=past,
+                customize=customize,
+                addons=addons,
+            )
+
+    @classmethod
+    def _build_for_app(
+        cls,
+        app: str | Path,
+        *,
+        seed: int,
+        clock: Clock | None,
+        history_s: float,
+        masked: Iterable[str],
+        nodes: int,
+        lead_s: float,
+        past: bool,
+        customize: Callable[[list[Obj]], list[Obj]] | None,
+        addons: Iterable[Any],
+    ) -> Twin:
         from .app.behaviour import BehaviourModel
         from .app.loader import load_app
 

@@ -1,5 +1,6 @@
-"""The collector around a twin episode (``harness/gc_policy.py``): off while the twin builds,
-the prepared heap frozen while the episode runs, everything as before once the backend closes."""
+"""The collector around a twin episode: off while the twin builds (``twin/gc_pause.py``), the
+prepared heap frozen while the episode runs (``harness/gc_policy.py``), everything as before once
+the backend closes."""
 
 from __future__ import annotations
 
@@ -20,17 +21,6 @@ def _collector_restored():
     yield
     gc.unfreeze()
     gc.enable() if enabled else gc.disable()
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_collection_is_paused_inside_and_as_it_was_after(enabled: bool) -> None:
-    gc.enable() if enabled else gc.disable()
-    with gc_policy.collection_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled() is enabled
-    with pytest.raises(RuntimeError), gc_policy.collection_paused():
-        raise RuntimeError("the build failed")
-    assert gc.isenabled() is enabled
 
 
 def test_a_process_that_froze_objects_itself_is_left_as_it_is() -> None:
