@@ -25,12 +25,12 @@ def _collector_restored():
 
 def test_a_process_that_froze_objects_itself_is_left_as_it_is() -> None:
     gc.freeze()
-    theirs = gc.get_freeze_count()
-    assert theirs > 0
+    assert gc.get_freeze_count() > 0
     frozen = gc_policy.freeze()
     assert frozen is False
     gc_policy.thaw(frozen)
-    assert gc.get_freeze_count() == theirs
+    # not compared with the count before: frozen objects freed meanwhile leave the permanent generation
+    assert gc.get_freeze_count() > 0, "their frozen objects were thawed"
 
 
 def test_the_twin_is_built_without_collections_frozen_while_it_runs_and_thawed_at_close(
