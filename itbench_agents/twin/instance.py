@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.endpoints import DEFAULT_TOKEN, Endpoints, kubeconfig_yaml
 from ..k8s.kinds import GroupResource
 from .clock import DEFAULT_LEAD_S, Clock, VirtualClock
+from .gc_pause import collection_paused
 from .health import HealthTimeline
 from .httpserver import HttpEndpoint
 from .kube.store import ObjectStore, clone
@@ -115,6 +116,7 @@ class Twin:
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
+    @collection_paused()  # the build allocates in a burst (gc_pause.py)
     def for_app(
         cls,
         app: str | Path,
@@ -134,37 +136,6 @@ class Twin:
         it runs on a :class:`VirtualClock` that ends the history ``lead_s`` behind the wall clock
         (fast-forwards eat into that lead: clients that compute ages from their own clock, such as
         ``kubectl describe``, then never see timestamps in the future; see ``clock.py``)."""
-        from .gc_pause import collection_paused
-
-        with collection_paused():  # the build allocates in a burst (gc_pause.py)
-            return cls._build_for_app(
-                app,
-                seed=seed,
-                clock=clock,
-                history_s=history_s,
-                masked=masked,
-                nodes=nodes,
-                lead_s=lead_s,
-                past=past,
-                customize=customize,
-                addons=addons,
-            )
-
-    @classmethod
-    def _build_for_app(
-        cls,
-        app: str | Path,
-        *,
-        seed: int,
-        clock: Clock | None,
-        history_s: float,
-        masked: Iterable[str],
-        nodes: int,
-        lead_s: float,
-        past: bool,
-        customize: Callable[[list[Obj]], list[Obj]] | None,
-        addons: Iterable[Any],
-    ) -> Twin:
         from .app.behaviour import BehaviourModel
         from .app.loader import load_app
 
