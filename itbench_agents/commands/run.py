@@ -502,8 +502,9 @@ def run_cmd(
     except (UnknownScenarioError, ScenarioSelectionError, UnknownAgentError, RunFolderError) as e:
         raise _fail(str(e)) from None
     console.print(
-        f"{'resuming' if resumed else 'run'} {manifest.run_id}: {len(episodes)} episodes "
-        f"({len(config.scenarios)} scenarios × {config.trials} trials × {len(config.agents)} agents) → {folder}",
+        f"{'resuming' if resumed else 'run'} {manifest.run_id}: {_count(len(episodes), 'episode')} "
+        f"({_count(len(config.scenarios), 'scenario')} × {_count(config.trials, 'trial')} × "
+        f"{_count(len(config.agents), 'agent')}) → {folder}",
         highlight=False,
     )
     unsandboxed = _sandbox_warning(config)
@@ -580,6 +581,10 @@ def score_cmd(
         print(summary.model_dump_json(indent=1))
         return
     print_table(overall_table(summary))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _executor(name: str | None, concurrency: int, folder: Path, address: str | None = None) -> Any:

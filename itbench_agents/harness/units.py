@@ -60,6 +60,13 @@ def _exit_now(signum: int, frame: FrameType | None) -> None:
     os._exit(128 + signum)
 
 
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    """A further signal while the first one's clean-up runs. A Python handler rather than
+    ``SIG_IGN``: a signal that arrived before the switch (Ctrl-C reaches a worker together with the
+    SIGTERM the batch sends it) would otherwise be found ignored when Python handles it, and raise
+    ``OSError: Signal 15 ignored due to race condition`` in the middle of that clean-up."""
+
+
 def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread, once; a second signal is
     ignored (the clean-up the first one started runs on) or, with ``second_exits``, ends the
@@ -73,7 +80,7 @@ def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
 
     def first(signum: int, frame: FrameType | None) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _exit_now if second_exits else signal.SIG_IGN)
+            signal.signal(sig, _exit_now if second_exits else _ignore)
         _RECEIVED.name = signal.Signals(signum).name
         raise Interrupted(_RECEIVED.name)
 
