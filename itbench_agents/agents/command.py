@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from pydantic import ValidationError
 from ..core.agent import EventSink, LimitExceeded
 from ..core.output import AgentOutput, Diagnosis
 from ..core.task import Task
+from ..processes import wait_for_exit
 from ..sandbox import (
     MARKER,
     NO_SANDBOX_WARNING,
@@ -150,11 +150,11 @@ class CommandAgent:
             with (work / "agent_stdout.log").open("wb") as so, (work / "agent_stderr.log").open("wb") as se:
                 proc = start_process(argv, options, cwd=work, env=env, stdout=so, stderr=se)
                 try:
-                    rc = proc.wait(timeout=task.limits.wall_time_s)
-                except subprocess.TimeoutExpired:
-                    raise LimitExceeded(
-                        "timeout", f"the command ran longer than {task.limits.wall_time_s} s"
-                    ) from None
+                    rc = wait_for_exit(proc, task.limits.wall_time_s)
+                    if rc is None:
+                        raise LimitExceeded(
+                            "timeout", f"the command ran longer than {task.limits.wall_time_s} s"
+                        )
                 finally:
                     # the episode is over for the agent: nothing it started may outlive it
                     kill_tree(proc, marker)

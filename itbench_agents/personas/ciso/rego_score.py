@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from ...core.endpoints import kubeconfig_cluster, kubeconfig_yaml
 from ...core.score import Score
 from ...harness.access import grant_access
 from ...k8s.client import KubeApi
+from ...processes import wait_for_exit
 from ...sandbox import (
     MARKER,
     bwrap_argv,
@@ -221,12 +221,12 @@ def run_script(work: Path, kubeconfig: Path, timeout_s: float = SCRIPT_TIMEOUT_S
     with (work / ".stdout").open("wb") as so, (work / ".stderr").open("wb") as se:
         proc = start_process(argv, options, cwd=work, env=env, stdout=so, stderr=se)
         try:
-            rc = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return f"script.sh ran longer than {timeout_s:g} s"
+            rc = wait_for_exit(proc, timeout_s)
         finally:
             kill_tree(proc, marker)
             proc.wait()
+        if rc is None:
+            return f"script.sh ran longer than {timeout_s:g} s"
     if rc != 0:
         tail = (work / ".stderr").read_text(errors="replace").strip().splitlines()[-3:]
         return f"script.sh exited with status {rc}" + (f": {' / '.join(tail)}" if tail else "")

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+from ...processes import wait_for_exit
 from ...sandbox import (
     MARKER,
     bwrap_argv,
@@ -137,9 +138,7 @@ def run_playbook(
             file_limited(argv), options, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            rc: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            rc = None
+            rc = wait_for_exit(proc, timeout_s)
         finally:
             kill_tree(proc, marker)
             proc.wait()

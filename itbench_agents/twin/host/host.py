@@ -29,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
+from ...processes import wait_for_exit
 from .spec import HostSpec, rhel9_base
 
 INSIDE = Path(__file__).with_name("inside")
@@ -288,11 +289,8 @@ class HostTwin:
                 stderr=se,
                 start_new_session=True,
             )
-            timed_out = False
-            try:
-                rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out, rc = True, 124
+            status = wait_for_exit(proc, timeout)
+            timed_out, rc = status is None, 124 if status is None else status
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
