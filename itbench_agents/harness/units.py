@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,10 +68,18 @@ def _ignore(signum: int, frame: FrameType | None) -> None:
     ``OSError: Signal 15 ignored due to race condition`` in the middle of that clean-up."""
 
 
+SAME_INTERRUPT_S = 1.0
+"""A second signal this soon after the first is the same interruption arriving twice, not a second
+Ctrl-C: without a terminal, ``uv run`` passes a Ctrl-C on to its child, which the process group's
+signal reached already (astral-sh/uv#13925), and a process manager may signal both the group and
+the process."""
+
+
 def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread, once; a second signal is
     ignored (the clean-up the first one started runs on) or, with ``second_exits``, ends the
-    process at once. Returns a function that puts the previous handlers back."""
+    process at once — unless it comes within :data:`SAME_INTERRUPT_S` of the first (then it is the
+    same one, and ignored). Returns a function that puts the previous handlers back."""
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def restore() -> None:
@@ -79,8 +88,14 @@ def interrupt_on_signals(second_exits: bool = False) -> Callable[[], None]:
         _RECEIVED.name = None
 
     def first(signum: int, frame: FrameType | None) -> None:
+        first_at = time.monotonic()
+
+        def again(signum: int, frame: FrameType | None) -> None:
+            if time.monotonic() - first_at >= SAME_INTERRUPT_S:
+                _exit_now(signum, frame)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _exit_now if second_exits else _ignore)
+            signal.signal(sig, again if second_exits else _ignore)
         _RECEIVED.name = signal.Signals(signum).name
         raise Interrupted(_RECEIVED.name)
 

@@ -40,3 +40,34 @@ def test_a_second_signal_pending_with_the_first_does_not_break_the_clean_up() ->
     assert "race condition" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "clean-up ran after SIGINT"
+
+
+SECOND_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from itbench_agents.harness.units import SAME_INTERRUPT_S, Interrupted, interrupt_on_signals
+
+    interrupt_on_signals(second_exits=True)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+        sys.exit("the first signal raised nothing")
+    except Interrupted:
+        pass
+    os.kill(os.getpid(), signal.SIGINT)  # the same Ctrl-C again (uv run without a terminal)
+    time.sleep(0.05)
+    print("clean-up runs on", flush=True)
+    time.sleep(SAME_INTERRUPT_S)
+    os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C
+    time.sleep(5)
+    print("still here", flush=True)
+    """
+)
+
+
+def test_the_same_interrupt_twice_is_one_and_a_second_one_later_exits_at_once() -> None:
+    """``itbench run``'s handlers (second_exits): a signal right after the first is the same
+    interruption delivered twice and lets the clean-up run; a later one ends the process (130)."""
+    r = subprocess.run([sys.executable, "-c", SECOND_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert r.stdout == "clean-up runs on\n", (r.stdout, r.stderr)
+    assert r.returncode == 130, r.stderr
