@@ -506,10 +506,11 @@ def run_cmd(
         f"({_count(len(config.scenarios), 'scenario')} × {_count(config.trials, 'trial')} × "
         f"{_count(len(config.agents), 'agent')}) → {folder}",
         highlight=False,
+        soft_wrap=True,
     )
     unsandboxed = _sandbox_warning(config)
     if unsandboxed:
-        console.print(f"[bold yellow]WARNING[/]: {unsandboxed}", highlight=False)
+        console.print(f"[bold yellow]WARNING[/]: {unsandboxed}", highlight=False, soft_wrap=True)
     done = done_keys(folder, retry_errors)
     already = sum(1 for e in episodes if e.key in done)
     restore_signals = interrupt_on_signals(second_exits=True)  # Ctrl-C, SIGTERM: stop, resume later
@@ -546,7 +547,7 @@ def run_cmd(
         from ..report.build import write_reports
 
         md, html = write_reports([folder])
-        console.print(f"report: {md} {html}", highlight=False)
+        console.print(f"report: {md} {html}", highlight=False, soft_wrap=True)
     if summary.stopped_early:
         raise typer.Exit(1)
 

@@ -52,7 +52,9 @@ class BatchProgress:
             marks = " ".join(  # the persona's common scores (a class's own names alias them)
                 f"{k} {'✓' if v.passed else '✗'}" for k, v in list(rec.scores.items())[:5]
             )
-            self.console.print(f"{rec.episode_id}: {rec.termination} {marks}".rstrip(), highlight=False)
+            self.console.print(
+                f"{rec.episode_id}: {rec.termination} {marks}".rstrip(), highlight=False, soft_wrap=True
+            )
         elif not self.console.is_terminal:
             d = "✓" if rec.diagnosis and rec.diagnosis.correct else "✗"
             m = (
@@ -69,6 +71,7 @@ class BatchProgress:
                 f"{rec.episode_id}: {rec.termination} diag {d} mitig {m}"
                 + (f" proximity {near}" if near else ""),
                 highlight=False,
+                soft_wrap=True,  # one line per episode in a log, whatever its width (rich folds at 80)
             )
 
 

@@ -50,3 +50,15 @@ def test_the_progress_bar_shows_each_agent() -> None:
         desc = progress.progress.tasks[0].description
     assert "oracle" in desc and "noop" in desc
     assert "diag 1/1" in desc and "diag 0/1" in desc and "diag 1/2" not in desc
+
+
+def test_a_logged_episode_line_is_one_line_whatever_its_length() -> None:
+    """Not a terminal (a log, CI): one line per episode, never folded at rich's 80 columns (a
+    grep for an episode's verdict finds it)."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=80)
+    rec = _rec("sre/a-rather-long-scenario-name-that-runs-past-eighty-columns-v1", "sre-heuristic", True)
+    with BatchProgress(console, total=1) as progress:
+        progress.update(rec, _summary(rec))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(rec.episode_id) and lines[0].endswith("mitig ✓"), lines
