@@ -113,6 +113,12 @@ class Finding:
     only for the deepest unhealthy service, and only when nothing stronger was found."""
     changed_env: list[str] = field(default_factory=list)
     """For a rollout: the ``NAME=value`` environment variables its newest revision changed."""
+    takes_room: bool = False
+    """A change that takes room the app's pods need (a new quota, a cordoned node, a workload
+    created after the app): a reason why a rollout's pods cannot start."""
+    stuck: bool = False
+    """A recent rollout whose pods are pending or not there: its trouble may be another finding's
+    doing (one that ``takes_room``)."""
 
 
 NAMESPACED_KINDS = {
@@ -474,6 +480,7 @@ class HeuristicAgent:
                         name,
                         f"{kind} {name} was created after the app was deployed",
                         [(f"scale {lower}/{name} --replicas=0 -n {ns}", None)],
+                        takes_room=True,
                     )
                 )
                 continue
@@ -506,6 +513,7 @@ class HeuristicAgent:
                         name,
                         f"recent rollout of {name} is unhealthy: {trouble}",
                         [(f"rollout undo {lower}/{name} -n {ns}", None)],
+                        stuck=trouble.endswith((" is Pending", " replicas ready")),
                     )
                 )
             elif (
@@ -661,6 +669,7 @@ class HeuristicAgent:
                             f"{kind} {name} was created after the app was deployed",
                             [(f"delete {plural} {name} -n {ns}", None)],
                             weak=kind != "ResourceQuota",
+                            takes_room=kind == "ResourceQuota",
                         )
                     )
         return out
@@ -678,9 +687,28 @@ class HeuristicAgent:
                             None,
                             f"node {name} is cordoned while pods are pending",
                             [(f"uncordon {name}", None)],
+                            takes_room=True,
                         )
                     )
         return out
+
+    @staticmethod
+    def starvations(chosen: list[Finding], ns: str) -> list[Propagation]:
+        """A change that takes room, named with a rollout whose pods cannot start: the first explains
+        the second (a quota, a cordoned node or a new workload starves it), and the diagnosis says
+        so — naming both without the link would leave open which one started the incident."""
+        return [
+            Propagation(
+                source=cause.entity,
+                target=f"{ns}/Service/{stuck.service}",
+                condition=cause.reason,
+                effect=f"pods of {stuck.service} cannot start",
+            )
+            for cause in chosen
+            if cause.takes_room
+            for stuck in chosen
+            if stuck.stuck and stuck.service and stuck.entity != cause.entity
+        ]
 
     # ------------------------------------------------------------------ the walk
     @staticmethod
@@ -847,6 +875,7 @@ class HeuristicAgent:
             )
             for caller, callee in zip(reversed(path[:-1]), reversed(path[1:]), strict=True)
         ]
+        propagations[:0] = self.starvations(chosen, ns)
         diag = Diagnosis(
             entities=entities,
             propagations=propagations,

@@ -20,6 +20,23 @@ if TYPE_CHECKING:
     from .entities import AliasIndex
 
 
+def downstream_classes(gt: GroundTruth, aliases: AliasIndex) -> set[str]:
+    """Alias classes the fault reached: every class a ground-truth propagation leads to from a
+    root-cause class, directly or through others (the root causes themselves not included unless a
+    propagation returns to them)."""
+    edges: dict[str, set[str]] = {}
+    for p in gt.propagations:
+        edges.setdefault(aliases.cls(p.source), set()).add(aliases.cls(p.target))
+    seen: set[str] = set()
+    todo = list(aliases.root_cause_classes())
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
 def predicted_chain(props: Sequence[Propagation]) -> list[str]:
     """Entity names along the longest path of the agent's propagations."""
     edges = [(p.source, p.target) for p in props]

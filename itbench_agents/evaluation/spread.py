@@ -1,11 +1,13 @@
 """How far one fixed answer gets: the diagnoses that are right on a scenario whatever happened.
 
-A diagnosis is correct when it names every root-cause alias class and nothing else
-(``diagnosis.py``). A single entity is therefore a correct answer on exactly the fault scenarios
-whose root causes form one alias class that the entity belongs to. Counting those over a library
-says what an agent that always gives the same answer would score, for every answer at once — the
-strongest "constant answer", computed from the ground truth without running an episode. The
-benchmark holds it under the same bar as the blind strategies (``personas/sre/audit.py``).
+A diagnosis is correct when it names every root-cause alias class and nothing the fault did not
+reach (``diagnosis.py``). A single entity is therefore a correct answer on exactly the fault
+scenarios whose root causes form one alias class that the entity belongs to; a pair (the first
+shown leading to the second), where it names the root cause and something on the fault's chain, or
+the two root causes. Counting those over a
+library says what an agent that always gives the same answer would score, for every answer at
+once — the strongest "constant answer", computed from the ground truth without running an episode.
+The benchmark holds it under the same bar as the blind strategies (``personas/sre/audit.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..scenario.spec import Scenario
+from .chain import downstream_classes
 from .entities import AliasIndex
+
+
+def _named(scenario: Scenario, members: set[str]) -> set[str]:
+    """The entity names of the groups ``members`` that have a name (pods, known only by a pattern,
+    are left out: their names differ between episodes)."""
+    return {
+        f"{g.namespace or scenario.namespace}/{g.kind}/{g.name}" + (f"#{g.key}" if g.key else "")
+        for g in scenario.ground_truth.groups
+        if g.id in members and g.name
+    }
 
 
 def fixed_answers(scenario: Scenario) -> set[str]:
@@ -30,12 +43,7 @@ def fixed_answers(scenario: Scenario) -> set[str]:
     if len(classes) != 1:
         return set()
     (cls_id,) = classes
-    members = set(aliases.members(cls_id))
-    return {
-        f"{g.namespace or scenario.namespace}/{g.kind}/{g.name}" + (f"#{g.key}" if g.key else "")
-        for g in gt.groups
-        if g.id in members and g.name
-    }
+    return _named(scenario, set(aliases.members(cls_id)))
 
 
 def fixed_answer_hits(scenarios: Iterable[Scenario]) -> Counter[str]:
@@ -54,4 +62,38 @@ def best_fixed_answers(scenarios: Iterable[Scenario]) -> dict[str, tuple[str, in
         ns = entity.split("/", 1)[0]
         if ns not in best or n > best[ns][1]:
             best[ns] = (entity, n)
+    return best
+
+
+def fixed_pairs(scenario: Scenario) -> set[tuple[str, str]]:
+    """The answers of two entities, the first shown leading to the second (one propagation), that
+    are a correct diagnosis of ``scenario``: a member of its one root-cause class with another
+    member or with a member of a class the fault reached, or one member of each of its two
+    root-cause classes (either way round)."""
+    if scenario.control:
+        return set()
+    gt = scenario.ground_truth
+    aliases = AliasIndex(gt)
+    classes = sorted(aliases.root_cause_classes())
+    if len(classes) == 2:
+        first, second = (_named(scenario, set(aliases.members(c))) for c in classes)
+        return {pair for a in first for b in second for pair in ((a, b), (b, a))}
+    if len(classes) != 1:
+        return set()
+    roots = _named(scenario, set(aliases.members(classes[0])))
+    reached = downstream_classes(gt, aliases) - set(classes)
+    others = roots | _named(scenario, {g for c in reached for g in aliases.members(c)})
+    return {(a, b) for a in roots for b in others if a != b}
+
+
+def best_fixed_pairs(scenarios: Iterable[Scenario]) -> dict[str, tuple[tuple[str, str], int]]:
+    """Per namespace, the fixed two-entity answer right on the most scenarios, and that number."""
+    hits: Counter[tuple[str, str]] = Counter()
+    for sc in scenarios:
+        hits.update(fixed_pairs(sc))
+    best: dict[str, tuple[tuple[str, str], int]] = {}
+    for pair, n in sorted(hits.items()):
+        ns = pair[0].split("/", 1)[0]
+        if pair[1].split("/", 1)[0] == ns and (ns not in best or n > best[ns][1]):
+            best[ns] = (pair, n)
     return best

@@ -290,7 +290,8 @@ def _print_record(console: Console, run_dir: str, episode_id: str) -> None:
         d = rec.diagnosis
         console.print(
             f"  diagnosis   {mark[d.correct]}  named right: {', '.join(d.matched) or '-'}; "
-            f"wrong: {', '.join(d.unmatched) or '-'}; root causes missed: {len(d.missed)}"
+            f"on the fault's chain: {', '.join(d.on_chain) or '-'}; "
+            f"wrong: {', '.join(d.wrong()) or '-'}; root causes missed: {len(d.missed)}"
             + (f"; {d.reason}" if d.reason else ""),
             highlight=False,
         )

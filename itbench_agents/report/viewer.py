@@ -241,7 +241,8 @@ def _record_html(rec: EpisodeRecord) -> str:
         out.append(
             f"<h3>diagnosis: <span class='{'passed' if d.correct else 'failed'}'>{'correct' if d.correct else 'wrong'}</span></h3>"
             f"<p>precision {d.precision:.2f}, recall {d.recall:.2f}, F1 {d.f1:.2f}, NTAM (fault localisation) {d.ntam_fl:.2f}; "
-            f"named right: {_esc(', '.join(d.matched) or '-')}; wrong: {_esc(', '.join(d.unmatched) or '-')}; "
+            f"named right: {_esc(', '.join(d.matched) or '-')}; on the fault's chain: {_esc(', '.join(d.on_chain) or '-')}; "
+            f"wrong: {_esc(', '.join(d.wrong()) or '-')}; "
             f"root causes missed: {len(d.missed)}{'; ' + _esc(d.reason) if d.reason else ''}</p>"
         )
     if rec.mitigation is not None and rec.mitigation.applicable:

@@ -106,6 +106,24 @@ def test_recent_quota_is_deleted_and_flag_turned_off(env) -> None:  # type: igno
     assert data["flags"]["adFailure"]["defaultVariant"] == "off"
 
 
+def test_a_change_that_takes_room_is_shown_starving_the_rollout_it_blocks() -> None:
+    """A new quota (or a cordoned node, or a workload created after the app) named beside a rollout
+    whose pods are pending: the diagnosis links the first to the second, so the pass can tell the
+    cause from its consequence (docs/metrics.md); a rollout that fails on its own is not linked."""
+    from itbench_agents.agents.sre_heuristic import Finding
+
+    quota = Finding("shop/ResourceQuota/mem", None, "new quota", takes_room=True)
+    node = Finding("Node/w1", None, "cordoned", takes_room=True)
+    pending = Finding("shop/Deployment/cart", "cart", "pod cart-1 is Pending", stuck=True)
+    crashing = Finding("shop/Deployment/ad", "ad", "pod ad-1: CrashLoopBackOff")
+    links = HeuristicAgent.starvations([quota, node, pending, crashing], "shop")
+    assert [(p.source, p.target) for p in links] == [
+        ("shop/ResourceQuota/mem", "shop/Service/cart"),
+        ("Node/w1", "shop/Service/cart"),
+    ]
+    assert HeuristicAgent.starvations([pending, crashing], "shop") == []
+
+
 def test_deepest_unhealthy_walk() -> None:
     edges = [("fp", "fe", 1), ("fe", "checkout", 1), ("checkout", "payment", 1), ("fe", "ad", 1)]
     deepest, path = HeuristicAgent.deepest_unhealthy(["fp"], edges, {"fp", "fe", "checkout", "payment"})

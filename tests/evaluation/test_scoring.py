@@ -84,22 +84,67 @@ def test_a_chaos_root_cause_is_correct_in_kubectls_spellings() -> None:
     assert not score_diagnosis(gt, diag("otel-demo/PodChaos/ad-jvm")).correct
 
 
+AD, FRONTEND, PROXY, CART = (
+    f"otel-demo/Deployment/{n}" for n in ("ad", "frontend", "frontend-proxy", "cart")
+)
+CHAIN = ((AD, FRONTEND), (FRONTEND, PROXY))
+"""The agent's propagations: ad -> frontend -> frontend-proxy, as the ground truth has it."""
+
+
 @pytest.mark.parametrize(
-    ("names", "correct", "p", "r"),
+    ("names", "props", "correct", "exact", "p", "r"),
     [
-        (["otel-demo/Deployment/ad"], True, 1.0, 1.0),
-        (["otel-demo/Service/ad"], True, 1.0, 1.0),  # alias of the Deployment
-        (["otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], True, 1.0, 1.0),  # filter match
-        (["otel-demo/Deployment/ad", "otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], True, 1.0, 1.0),  # same class twice
-        (["otel-demo/Deployment/frontend"], False, 0.0, 0.0),
-        (["otel-demo/Deployment/ad", "otel-demo/Deployment/frontend"], False, 0.5, 1.0),
-        (["other-ns/Deployment/ad"], False, 0.0, 0.0),
-        ([], False, 0.0, 0.0),
+        ([AD], (), True, True, 1.0, 1.0),
+        (["otel-demo/Service/ad"], (), True, True, 1.0, 1.0),  # alias of the Deployment
+        (["otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], (), True, True, 1.0, 1.0),  # filter match
+        ([AD, "otel-demo/Pod/ad-7d9f8c6b5-x2x4z"], (), True, True, 1.0, 1.0),  # same class twice
+        ([FRONTEND], CHAIN, False, False, 0.0, 0.0),  # a symptom alone: the root cause missed
+        ([FRONTEND, PROXY], CHAIN, False, False, 0.0, 0.0),  # the whole chain but its root
+        # the root cause and what it broke, shown as its consequences: precision drops, the pass holds
+        ([AD, FRONTEND], CHAIN, True, False, 0.5, 1.0),
+        ([AD, FRONTEND, PROXY], CHAIN, True, False, 1 / 3, 1.0),
+        (
+            [AD, PROXY],
+            (("otel-demo/Service/ad", "otel-demo/Pod/frontend-1-2"), (FRONTEND, PROXY)),
+            True,
+            False,
+            0.5,
+            1.0,
+        ),
+        # ... but not without saying which one started it: every alerting service named, no chain
+        ([AD, FRONTEND, PROXY], (), False, False, 1 / 3, 1.0),
+        ([AD, FRONTEND], ((FRONTEND, PROXY),), False, False, 0.5, 1.0),  # nothing leads from ad
+        ([AD, FRONTEND], ((FRONTEND, AD), (AD, FRONTEND)), False, False, 0.5, 1.0),  # ad a consequence too
+        ([AD, FRONTEND], ((CART, AD), (AD, FRONTEND)), False, False, 0.5, 1.0),
+        # anything the fault did not reach fails the pass, whatever the chain says
+        ([AD, CART], ((AD, CART),), False, False, 0.5, 1.0),
+        ([AD, FRONTEND, PROXY, CART], (*CHAIN, (AD, CART)), False, False, 0.25, 1.0),
+        ([AD, "otel-demo/Deployment/nope"], ((AD, "otel-demo/Deployment/nope"),), False, False, 0.5, 1.0),
+        (["other-ns/Deployment/ad"], (), False, False, 0.0, 0.0),
+        ([], (), False, False, 0.0, 0.0),
     ],
 )
-def test_exact_match_and_prf(names: list[str], correct: bool, p: float, r: float) -> None:
-    s = score_diagnosis(ground_truth(), diag(*names))
-    assert (s.correct, s.precision, s.recall) == (correct, p, r)
+def test_root_causes_must_all_be_named_and_extras_only_shown_on_the_faults_chain(
+    names: list[str], props: tuple[tuple[str, str], ...], correct: bool, exact: bool, p: float, r: float
+) -> None:
+    s = score_diagnosis(ground_truth(), diag(*names, props=props))
+    assert (s.correct, s.exact, s.recall) == (correct, exact, r)
+    assert s.precision == pytest.approx(p)
+    assert set(s.on_chain) <= {FRONTEND, PROXY}
+    assert s.correct == (not s.missed and bool(names) and not s.wrong())
+
+
+def test_extras_are_forgiven_only_downstream_of_the_root_cause() -> None:
+    """The chain runs from the root cause to the alerting service; its reverse is not the fault's:
+    with frontend as the root cause, ad (which frontend calls) is an extra that fails the pass even
+    when the agent draws an arrow to it, while frontend-proxy (which frontend broke) is forgiven."""
+    gt = ground_truth()
+    for g in gt.groups:
+        g.root_cause = g.id.startswith("frontend-") and not g.id.startswith("frontend-proxy")
+    gt.propagations = [p for p in gt.propagations if not p.source.startswith("ad")]
+    assert score_diagnosis(gt, diag(FRONTEND, PROXY, props=((FRONTEND, PROXY),))).correct
+    s = score_diagnosis(gt, diag(FRONTEND, AD, props=((FRONTEND, AD),)))
+    assert not s.correct and s.unmatched == [AD] and s.on_chain == []
 
 
 def test_a_pod_name_counts_only_for_a_pod_that_existed() -> None:

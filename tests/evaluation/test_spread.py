@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from itbench_agents.core.output import Diagnosis, DiagnosisEntity
+from itbench_agents.core.output import Diagnosis, DiagnosisEntity, Propagation
 from itbench_agents.evaluation.diagnosis import score_diagnosis
-from itbench_agents.evaluation.spread import best_fixed_answers, fixed_answer_hits, fixed_answers
+from itbench_agents.evaluation.spread import (
+    best_fixed_answers,
+    best_fixed_pairs,
+    fixed_answer_hits,
+    fixed_answers,
+    fixed_pairs,
+)
 from itbench_agents.personas.sre.audit import BLIND_DIAGNOSIS_MAX
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.scenario.spec import Scenario
@@ -57,4 +63,42 @@ def test_no_fixed_answer_is_right_on_more_than_ten_percent_of_the_library() -> N
     assert right <= BLIND_DIAGNOSIS_MAX * len(faults), (
         f"a constant answer per app is right on {right}/{len(faults)} faults "
         f"(more than {BLIND_DIAGNOSIS_MAX:.0%}): {best}; most common fixed answers: {top}"
+    )
+
+
+def _leading(first: str, second: str) -> Diagnosis:
+    return Diagnosis(
+        entities=[DiagnosisEntity(name=e, contributing_factor=True) for e in (first, second)],
+        propagations=[Propagation(source=first, target=second)],
+    )
+
+
+def test_the_fixed_pairs_are_exactly_the_pairs_the_scorer_accepts() -> None:
+    """A pass forgives an extra entity the agent shows on the fault's chain, so a constant answer of
+    two entities (a likely root cause leading to the service that usually alerts) could do better
+    than one: on every scenario, every ordered pair of entities its ground truth names, the first
+    shown leading to the second, is a correct diagnosis exactly when ``fixed_pairs`` lists it."""
+    checked = accepted = 0
+    for sc in ScenarioRegistry.default().all():
+        pairs = fixed_pairs(sc)
+        names = sorted(_named_entities(sc))
+        for a in names:
+            for b in names:
+                if a == b:
+                    continue
+                correct = score_diagnosis(sc.ground_truth, _leading(a, b)).correct
+                assert correct == ((a, b) in pairs), (sc.id, a, b)
+                checked += 1
+                accepted += correct
+    assert checked > 2000 and accepted > 100  # the loop ran over the library, and pairs do pass
+
+
+def test_no_fixed_pair_is_right_on_more_than_ten_percent_of_the_library() -> None:
+    """The constant answer of two entities per app is held to the same bar as one entity."""
+    scenarios = ScenarioRegistry.default().all()
+    faults = [s for s in scenarios if not s.control]
+    best = best_fixed_pairs(scenarios)
+    right = sum(n for _pair, n in best.values())
+    assert right <= BLIND_DIAGNOSIS_MAX * len(faults), (
+        f"a constant pair per app is right on {right}/{len(faults)} faults: {best}"
     )
