@@ -19,8 +19,8 @@ cluster. Only changes the twin's behaviour model is known to ignore are planned:
                      catalogue holds (only when the environment can check the catalogue)
 ``rollout-restart``  ``kubectl rollout restart`` of an unrelated Deployment
 ``hpa``              a new HorizontalPodAutoscaler with sane bounds (min = current replicas)
-``networkpolicy``    a new allow-all-ingress NetworkPolicy (only where no policy exists and the
-                     scenario's operations create none: it could only widen access)
+``networkpolicy``    a new allow-all-ingress NetworkPolicy (only where no policy isolates ingress
+                     and the scenario's operations create none: it could only widen access)
 ``configmap``        an annotation edit on a ConfigMap (its data is unchanged)
 ``node-label``       a new label on a node that nothing selects
 
@@ -280,6 +280,13 @@ def _containers(dep: dict[str, Any]) -> list[dict[str, Any]]:
     return list((((dep.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or [])
 
 
+def _isolates_ingress(policy: dict[str, Any]) -> bool:
+    """Whether a NetworkPolicy isolates the pods it selects for ingress (its ``policyTypes``, by
+    default Ingress)."""
+    spec = policy.get("spec") or {}
+    return "Ingress" in (spec.get("policyTypes") or ["Ingress"])
+
+
 def _name(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
 
@@ -406,8 +413,8 @@ def _plan_benign(
             if kind == "networkpolicy":
                 if prot.creates_netpol:
                     return "the scenario's operations create NetworkPolicies"
-                if netpols:
-                    return "the namespace already has NetworkPolicies (a new one could widen access)"
+                if any(_isolates_ingress(np) for np in netpols):
+                    return "the namespace already isolates ingress (a new allow could widen access)"
             if kind == "rollout-image":
                 if image_ok is None:
                     return "no image catalogue to check tags against"

@@ -9,6 +9,11 @@ reset would break. Each episode's app is therefore deployed with, seeded per sce
   pods, Services and Deployments at several times what the app runs;
 * a LimitRange on claims (another guard rail): no PersistentVolumeClaim over
   :data:`CLAIM_MAX_STORAGE` (the twin's LimitRanger enforces it on create, as the API server does);
+* an egress guard rail: a default-deny egress NetworkPolicy and one that lets the app's pods reach
+  each other and the cluster's DNS (:func:`egress_guard`): the healthy app runs under it, a blind
+  clean-up that deletes every deny-style policy breaks it. It isolates egress only, so an ingress
+  fault (``frontend-ingress-network-policy``) still bites: policies add up, and an ingress allow in
+  the baseline would neutralise every deny-style ingress fault;
 * a paused weekly game-day chaos ``Schedule`` (a NetworkChaos delay drill) on a workload the
   scenario does not name, and a PodDisruptionBudget on the same workload (``maxUnavailable: 1``:
   a drain takes its pods one at a time; the twin's disruption controller keeps its status, and
@@ -134,6 +139,44 @@ def claim_limits(namespace: str) -> Obj:
     }
 
 
+DENY_EGRESS_NAME = "default-deny-egress"
+ALLOW_EGRESS_NAME = "allow-egress-in-namespace-and-dns"
+
+
+def egress_guard(namespace: str) -> list[Obj]:
+    """Default-deny egress for every pod of the namespace, and the allow that the healthy app runs
+    under: to any pod of its own namespace, and DNS (UDP and TCP 53) to CoreDNS in kube-system."""
+    meta = {"namespace": namespace, "labels": {"platform.example.com/guard-rail": "true"}}
+    dns = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+    }
+    return [
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": DENY_EGRESS_NAME, **meta},
+            "spec": {"podSelector": {}, "policyTypes": ["Egress"]},
+        },
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": ALLOW_EGRESS_NAME, **meta},
+            "spec": {
+                "podSelector": {},
+                "policyTypes": ["Egress"],
+                "egress": [
+                    {"to": [{"podSelector": {}}]},
+                    {
+                        "to": [dns],
+                        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                    },
+                ],
+            },
+        },
+    ]
+
+
 def gameday(namespace: str, target: Obj, rng: random.Random) -> Obj:
     """A paused weekly NetworkChaos drill on ``target``: it spawns nothing while paused."""
     labels = dict(((target.get("spec") or {}).get("selector") or {}).get("matchLabels") or {})
@@ -208,6 +251,7 @@ def plan(scenario: Scenario, seed: int, manifests: list[Obj]) -> ProtectedBaseli
             out.objects.append(hpa(ns, ha))
         out.objects.append(quarter_end_cronjob(ns))
         out.objects.extend(archive_volume(ns, rng))
+    out.objects.extend(egress_guard(ns))
     return out
 
 

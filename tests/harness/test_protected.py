@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from itbench_agents.harness.protected import ARCHIVE_CLAIM, HA_REPLICAS, QUOTA_NAME, plan
+from itbench_agents.harness.protected import ARCHIVE_CLAIM, HA_REPLICAS, QUOTA_NAME, egress_guard, plan
 from itbench_agents.scenario.registry import ScenarioRegistry
 from itbench_agents.twin.app.loader import load_app
 
@@ -21,6 +21,11 @@ def test_the_plan_is_seeded_and_stays_off_what_the_scenario_names() -> None:
             p = plan(sc, seed, copy.deepcopy(manifests[sc.app]))
             assert p.describe() == plan(sc, seed, copy.deepcopy(manifests[sc.app])).describe()
             kinds = [o["kind"] for o in p.objects]
+            deny, allow = p.objects[-2:]
+            assert kinds[-2:] == ["NetworkPolicy", "NetworkPolicy"], sc.id
+            assert deny["spec"] == {"podSelector": {}, "policyTypes": ["Egress"]}  # default-deny egress
+            assert allow["spec"]["policyTypes"] == ["Egress"] and len(allow["spec"]["egress"]) == 2
+            kinds = kinds[:-2]
             if sc.persona == "finops":  # what a cost cutter must not break (below)
                 assert kinds[4:] == [
                     "HorizontalPodAutoscaler",
@@ -61,7 +66,7 @@ def test_finops_apps_run_a_workload_highly_available_and_a_suspended_cronjob() -
     chosen = set()
     for sc in finops:
         p = plan(sc, 0, copy.deepcopy(manifests))
-        hpa, cron, volume, claim = p.objects[4:]
+        hpa, cron, volume, claim = p.objects[4:-2]
         ((name, replicas),) = p.replicas.items()
         assert replicas == HA_REPLICAS and not Protection.of(sc).names_workload(name), sc.id
         assert hpa["spec"]["scaleTargetRef"]["name"] == name and hpa["spec"]["minReplicas"] == HA_REPLICAS
@@ -113,3 +118,31 @@ def test_the_app_is_deployed_with_it_and_nothing_fires(tmp_path) -> None:  # typ
         assert env.baseline.alerts_active == []  # type: ignore[union-attr]
     finally:
         env.teardown()
+
+
+def test_the_egress_guard_lets_the_app_reach_itself_and_dns_and_nothing_else() -> None:
+    """The default-deny egress and its allow, by the twin's NetworkPolicy semantics: a pod reaches
+    any pod of its namespace and CoreDNS on port 53, not another namespace's pods nor CoreDNS on
+    another port; without the allow, nothing (a blind clean-up that deletes the deny-style one is
+    collateral damage, not a fix). Ingress stays open: an ingress fault still bites."""
+    from itbench_agents.twin.app import netpol
+    from itbench_agents.twin.app.network import COREDNS
+
+    policies = egress_guard("shop")
+    labels = {"shop": {"kubernetes.io/metadata.name": "shop"}, "kube-system": {"kubernetes.io/metadata.name": "kube-system"}}  # fmt: skip
+    cart = netpol.Endpoint("shop", {"app": "cart"}, "10.244.1.5")
+    ad = netpol.Endpoint("shop", {"app": "ad"}, "10.244.1.6")
+    other = netpol.Endpoint("billing", {"app": "ledger"}, "10.244.2.7")
+
+    def allowed(
+        pols: list[dict], src: netpol.Endpoint, dst: netpol.Endpoint, port: int, proto: str = "TCP"
+    ) -> bool:
+        return netpol.allowed(lambda ns: pols if ns == "shop" else [], labels.get, src, dst, port, proto)  # type: ignore[arg-type]
+
+    assert allowed(policies, cart, ad, 8080)
+    assert allowed(policies, cart, COREDNS, 53, "UDP") and allowed(policies, cart, COREDNS, 53)
+    assert not allowed(policies, cart, COREDNS, 9153)
+    assert not allowed(policies, cart, other, 8080)
+    assert not allowed(policies[:1], cart, ad, 8080)  # the deny alone
+    assert allowed([], cart, other, 8080)
+    assert allowed(policies, other, cart, 8080)  # ingress is not isolated
