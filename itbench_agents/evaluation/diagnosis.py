@@ -51,6 +51,11 @@ class DiagnosisScore(BaseModel):
     reason: str | None = None
     """Why the score is 0 without comparison (no diagnosis, invalid output...)."""
 
+    def strict(self) -> bool:
+        """ITBench-Lite's strict pass, also for records written before ``exact`` was kept (their
+        ``correct`` was the strict pass, and they forgave nothing)."""
+        return self.exact or (self.correct and not self.on_chain)
+
     def wrong(self) -> list[str]:
         """Named contributing but neither a root cause nor on the fault's chain: these fail the pass."""
         return [n for n in self.unmatched if n not in self.on_chain]

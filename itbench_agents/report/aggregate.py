@@ -48,6 +48,8 @@ class ScenarioResult(BaseModel):
     control: bool = False
     condition: str = "traces on"
     diagnosis: Stat
+    diagnosis_strict: Stat | None = None
+    """ITBench-Lite's strict pass (nothing named besides the root causes): ``DiagnosisScore.strict``."""
     mitigation: Stat | None = None
     ntam_fl: Stat
     ntam_fpc: Stat
@@ -75,6 +77,7 @@ class GroupResult(BaseModel):
     bad_runs: int
     diagnosis: Stat
     mitigation: Stat | None
+    diagnosis_strict: Stat | None = None
     ntam_fl: Stat
     ntam_fpc: Stat
     entity_f1: Stat
@@ -126,6 +129,7 @@ def scenario_result(records: Sequence[EpisodeRecord]) -> ScenarioResult:
     first = records[0]
     scored = [r for r in records if r.scored]
     diag = [1.0 if (r.diagnosis and r.diagnosis.correct) else 0.0 for r in scored]
+    strict = [1.0 if (r.diagnosis and r.diagnosis.strict()) else 0.0 for r in scored]
     mit_recs = [r for r in scored if r.mitigation is not None and r.mitigation.applicable]
     mit = [1.0 if r.mitigation and r.mitigation.passed else 0.0 for r in mit_recs]
     applicable = not first.control
@@ -148,6 +152,7 @@ def scenario_result(records: Sequence[EpisodeRecord]) -> ScenarioResult:
         control=first.control,
         condition=condition_of(first.masked),
         diagnosis=Stat.of(diag),
+        diagnosis_strict=Stat.of(strict),
         mitigation=Stat.of(mit) if applicable else None,
         ntam_fl=Stat.of(d("ntam_fl")),
         ntam_fpc=Stat.of(d("ntam_fpc")),
@@ -178,6 +183,7 @@ def _macro(
         episodes=len(scored),
         bad_runs=len(records) - len(scored),
         diagnosis=means(lambda r: r.diagnosis),
+        diagnosis_strict=means(lambda r: r.diagnosis_strict),
         mitigation=mit if mit.n else None,
         ntam_fl=means(lambda r: r.ntam_fl),
         ntam_fpc=means(lambda r: r.ntam_fpc),

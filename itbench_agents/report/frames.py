@@ -16,7 +16,8 @@ out) and returns three tables:
     One row per episode: identity (``run_id``, ``episode_id``, ``scenario_id``, ``persona``,
     ``agent`` — the display label —, ``agent_name``, ``model``, ``trial``, ``seed``, ``masked``),
     the scenario's ``category``, ``complexity``, ``bucket``, ``control``; the outcome
-    (``termination``, ``error``, ``scored``, ``diagnosis_correct``, ``mitigation_passed`` — booleans,
+    (``termination``, ``error``, ``scored``, ``diagnosis_correct``, ``diagnosis_exact`` (ITBench-Lite's
+    strict pass: nothing named besides the root causes), ``mitigation_passed`` — booleans,
     ``<NA>`` where the persona has none —, the diagnosis metrics ``diagnosis_precision``,
     ``diagnosis_recall``, ``diagnosis_f1``, ``ntam_fl``, ``ntam_fpc``, ``chain_f1``); time
     (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``mttd_twin_s``, ``mttr_twin_s``,
@@ -68,6 +69,7 @@ EPISODE_COLUMNS = (
     "error",
     "scored",
     "diagnosis_correct",
+    "diagnosis_exact",
     "mitigation_passed",
     "diagnosis_precision",
     "diagnosis_recall",
@@ -143,6 +145,7 @@ def episode_row(r: EpisodeRecord, agents: dict[str, tuple[str, str | None]]) -> 
         "error": r.error,
         "scored": r.scored,
         "diagnosis_correct": None if d is None else d.correct,
+        "diagnosis_exact": None if d is None else d.strict(),
         "mitigation_passed": None if m is None or not m.applicable else m.passed,
         "diagnosis_precision": None if d is None else d.precision,
         "diagnosis_recall": None if d is None else d.recall,
@@ -222,7 +225,7 @@ def load_runs(paths: Sequence[str | Path] | str | Path) -> RunFrames:
             episodes.append(episode_row(r, agents))
             scores.extend(score_rows(r))
     ep = _frame(episodes, EPISODE_COLUMNS)
-    for col in ("diagnosis_correct", "mitigation_passed"):
+    for col in ("diagnosis_correct", "diagnosis_exact", "mitigation_passed"):
         ep[col] = ep[col].astype("boolean")
     for col in ("started_at", "finished_at"):
         ep[col] = pd.to_datetime(ep[col], utc=True)

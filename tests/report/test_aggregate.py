@@ -119,3 +119,22 @@ def test_the_report_shows_the_faults_only_table() -> None:
     md = render_markdown(summarize(recs), ["run"], recs)
     assert f"### {FAULTS_ONLY}" in md
     assert "### Faults only" not in render_markdown(summarize(recs[:2]), ["run"], recs[:2])
+
+
+def test_the_strict_pass_beside_the_pass() -> None:
+    """A diagnosis that names a consequence it showed on the fault's chain passes, but not
+    ITBench-Lite's strict pass; a record written before ``exact`` was kept (``correct`` then was the
+    strict pass, and nothing was forgiven) counts as it did."""
+    from itbench_agents.report.tables import TABLE4_HEADER, table4_row
+
+    recs = [rec("s1", 0, True, True), rec("s2", 0, True, True), rec("s3", 0, False, False)]
+    assert recs[0].diagnosis is not None and recs[1].diagnosis is not None
+    recs[0].diagnosis.on_chain = ["ns/Deployment/starved"]  # forgiven: correct, not exact
+    recs[1].diagnosis.exact = False  # an old record: correct was strict
+    (g,) = summarize(recs).overall
+    assert g.diagnosis.mean == pytest.approx(2 / 3)
+    assert g.diagnosis_strict is not None and g.diagnosis_strict.mean == pytest.approx(1 / 3)
+    row = dict(zip(TABLE4_HEADER, table4_row(g), strict=True))
+    assert row["diagnosis pass@1 %"].startswith("66.67") and row[
+        "strict diagnosis % (ITBench-Lite)"
+    ].startswith("33.33")
