@@ -8,7 +8,7 @@ and ``TP = |LCS|``; ``P = TP/|predicted|``, ``R = TP/|ground truth|``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..scenario.propagation import gt_chain, longest_path
@@ -27,8 +27,14 @@ def downstream_classes(gt: GroundTruth, aliases: AliasIndex) -> set[str]:
     edges: dict[str, set[str]] = {}
     for p in gt.propagations:
         edges.setdefault(aliases.cls(p.source), set()).add(aliases.cls(p.target))
+    return reachable(edges, aliases.root_cause_classes())
+
+
+def reachable(edges: dict[str, set[str]], starts: Iterable[str]) -> set[str]:
+    """Every node some path of ``edges`` leads to from ``starts`` (a start only if a path returns
+    to it)."""
     seen: set[str] = set()
-    todo = list(aliases.root_cause_classes())
+    todo = list(starts)
     while todo:
         for nxt in edges.get(todo.pop(), ()):
             if nxt not in seen:

@@ -4,10 +4,10 @@ A diagnosis is correct when it names every root-cause alias class and nothing th
 reach (``diagnosis.py``). A single entity is therefore a correct answer on exactly the fault
 scenarios whose root causes form one alias class that the entity belongs to; a pair (the first
 shown leading to the second), where it names the root cause and something on the fault's chain, or
-the two root causes. Counting those over a
-library says what an agent that always gives the same answer would score, for every answer at
-once — the strongest "constant answer", computed from the ground truth without running an episode.
-The benchmark holds it under the same bar as the blind strategies (``personas/sre/audit.py``).
+the two root causes. Counting those over a library says what an agent that always gives the same
+answer would score, for every answer at once — the strongest "constant answer", computed from the
+ground truth without running an episode. The benchmark holds it under the same bar as the blind
+strategies (``personas/sre/audit.py``).
 """
 
 from __future__ import annotations
