@@ -73,5 +73,7 @@ class Persona(Protocol):
 
     def twin_extension(self, scenario: Any) -> Any | None:
         """For a twin scenario file of this persona: what it adds to the twin environment (the
-        harness's ``TwinExtension`` protocol), or None."""
+        harness's ``TwinExtension`` protocol): at the least the agent's goal, which the harness does
+        not word itself. None where the persona has no twin scenario files (an episode of one is
+        then refused with the reason)."""
         ...

@@ -42,14 +42,12 @@ from .endstate import (
 )
 from .environment import AlertCheck, EnvironmentError_
 from .firing import firing_alerts, match_expected
-from .goal import sre_goal
 from .personas import persona_of
 from .protected import ProtectedBaseline
 from .records import CollateralRecord, EndStateCheckRecord, MitigationScore
 from .twin_backend import TwinBackend
-from .twin_extension import TwinExtension
+from .twin_extension import ALERT_POLL_S, TwinExtension
 
-ALERT_POLL_S = 30.0
 MASKED_FIELDS = {
     "traces": ("jaeger_url",),
     "logs": ("loki_url",),
@@ -68,7 +66,19 @@ def admin_api(backend: Backend, endpoints: Endpoints) -> KubeApi:
     return KubeApi(endpoints.kube_url, token=backend.admin_token)
 
 
-_ASK_PERSONA = object()
+def persona_extension(scenario: Scenario) -> TwinExtension:
+    """What the scenario's persona adds to the twin: at the least its goal, which the harness does
+    not word itself (``Persona.twin_extension``)."""
+    extension = persona_of(scenario).twin_extension(scenario)
+    if extension is None:
+        raise EnvironmentError_(
+            f"persona {scenario.persona!r} gives no twin extension for its twin scenario {scenario.id}: "
+            "the persona of a twin scenario file says what its agent is asked (its goal) through "
+            "Persona.twin_extension (see personas/sre/twin_extension.py)"
+        )
+    return cast("TwinExtension", extension)
+
+
 CONTROL_WAIT_S = 180.0
 
 TOPOLOGY_KINDS = [
@@ -124,12 +134,12 @@ class TwinEnvironment:
         settle_s: float | None = None,
         step_s: float = 15.0,
         churn: str = "none",
-        extension: TwinExtension | None | object = _ASK_PERSONA,
+        extension: TwinExtension | None = None,
         backend: Backend | None = None,
     ) -> None:
-        """``extension``: what the scenario's persona adds to the twin; by default the persona's own
-        (``Persona.twin_extension``), None for none. ``backend``: what serves the app (``backend.py``);
-        by default the twin."""
+        """``extension``: what the scenario's persona adds to the twin (its goal, its checks); by
+        default the persona's own (``Persona.twin_extension``). ``backend``: what serves the app
+        (``backend.py``); by default the twin."""
         self.scenario = scenario
         self.seed = seed
         self.workdir = Path(workdir).resolve()
@@ -137,14 +147,11 @@ class TwinEnvironment:
         self.private = Path(tempfile.mkdtemp(prefix="itbench-harness-"))
         """The harness's own folder (the admin kubeconfig and endpoints file); never given to agents."""
         self.masked = list(masked or [])
-        self.extension: TwinExtension | None = (
-            persona_of(scenario).twin_extension(scenario)
-            if extension is _ASK_PERSONA
-            else cast("TwinExtension | None", extension)
-        )
-        """What the scenario's persona adds to the twin (``twin_extension.py``; FinOps: OpenCost beside
-        the app, a week of past, cost checks and the proximity of the end state's cost); SRE: none."""
-        self.history_s = max(history_s, self.extension.history_s) if self.extension else history_s
+        self.extension: TwinExtension = extension if extension is not None else persona_extension(scenario)
+        """What the scenario's persona adds to the twin (``twin_extension.py``; SRE: its goal; FinOps:
+        its goal, OpenCost beside the app, a week of past, cost checks and the proximity of the end
+        state's cost)."""
+        self.history_s = max(history_s, self.extension.history_s)
         self.settle_s = scenario.settle_s if settle_s is None else settle_s
         self.step_s = step_s
         self.backend: Backend = backend if backend is not None else TwinBackend()
@@ -191,24 +198,23 @@ class TwinEnvironment:
             # (FinOps: a week of past is already there; its rollouts would be a week long)
             past=self.churn != "none"
             and not scheduling_sensitive(self.scenario)
-            and (self.extension is None or self.extension.churn_past),
+            and self.extension.churn_past,
             customize=customize,
             namespaces=list(self.scenario.namespaces),
-            addons=self.extension.addons() if self.extension else [],
-            clock_grid_s=self.extension.clock_grid_s if self.extension else 60.0,
+            addons=self.extension.addons(),
+            clock_grid_s=self.extension.clock_grid_s,
         )
         try:
             endpoints = self.backend.provision(request)
         except Exception as e:
             raise EnvironmentError_(f"deploy {self.scenario.app}: {type(e).__name__}: {e}") from e
         self.api = admin_api(self.backend, endpoints)
-        if self.extension:
-            self.extension.deployed(self)
+        self.extension.deployed(self)
 
     def persona_scores(self) -> dict[str, Score]:
         """The named scores of the scenario's persona (FinOps: the paper's four proximity metrics of
         the end state to the optimal cost); nothing for SRE."""
-        return self.extension.scores(self) if self.extension else {}
+        return self.extension.scores(self)
 
     def detach(self) -> None:
         """Stop serving and keep the prepared cluster, so that the process can fork one child per
@@ -255,8 +261,7 @@ class TwinEnvironment:
                 raise EnvironmentError_(f"churn: {type(e).__name__}: {e}") from e
         try:
             self.baseline = self.take_baseline()
-            if self.extension:
-                self.extension.baseline_taken(self)
+            self.extension.baseline_taken(self)
         except Exception as e:
             raise EnvironmentError_(f"baseline: {type(e).__name__}: {e}") from e
         self.replicasets_before = self._replicaset_keys()
@@ -265,8 +270,7 @@ class TwinEnvironment:
         except Exception as e:
             raise EnvironmentError_(f"inject: {e}") from e
         self.injected_at = self.now()
-        if self.extension:
-            self.extension.injected(self)
+        self.extension.injected(self)
         self.backend.sync()
         if self.churn_plan is not None:  # and after it, before the agent starts
             try:
@@ -305,7 +309,7 @@ class TwinEnvironment:
             self.backend.advance(CONTROL_WAIT_S, step=self.step_s)
             return AlertCheck([], [], self.now() - start)
         limit = max(a.window_s for a in self.scenario.alerts)
-        poll = self.extension.alert_poll_s if self.extension else ALERT_POLL_S
+        poll = self.extension.alert_poll_s
         self.backend.advance(min(ALERT_POLL_S * 2, limit), step=self.step_s)  # `for:` clauses need time
         check = self.check_alerts()
         while not check.ok and self.now() - start < limit:
@@ -366,7 +370,7 @@ class TwinEnvironment:
         self.agent_endpoints.write(self.workdir / "endpoints.json")
         self.backend.start_agent_turn(limits.wall_time_s)  # the clock follows wall time from now
         return Task(
-            goal=self.extension.goal(namespaces) if self.extension else sre_goal(namespaces),
+            goal=self.extension.goal(namespaces),
             kind="diagnosis+mitigation",
             persona=self.scenario.persona,
             endpoints=self.agent_endpoints,
@@ -463,7 +467,7 @@ class TwinEnvironment:
             reasons += [f"{c.name}: {c.detail}" for c in es.failed]
         elif probe_ok is not True:
             reasons.append(f"functional probe failed: {probe_detail}")
-        if self.extension and not self.scenario.control:
+        if not self.scenario.control:
             for c in self.extension.end_state_checks(self):
                 score.checks.append(c)
                 if not c.ok:

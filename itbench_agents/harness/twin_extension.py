@@ -1,8 +1,11 @@
-"""What a persona adds to the twin environment for its twin scenario files (FinOps: OpenCost beside
-the app, a week of past, cost checks and proximity scores; ``personas/finops/twin_extension.py``).
+"""What a persona adds to the twin environment for its twin scenario files: its goal text, and
+whatever it runs, checks and scores beside the twin scenario's own diagnosis and mitigation (SRE:
+the goal alone, ``personas/sre/twin_extension.py``; FinOps: OpenCost beside the app, a week of
+past, cost checks and proximity scores, ``personas/finops/twin_extension.py``).
 
 :class:`~itbench_agents.harness.twin_env.TwinEnvironment` asks the scenario's persona for one
-(``Persona.twin_extension``) and calls it at each phase; an SRE scenario has none.
+(``Persona.twin_extension``) and calls it at each phase; the harness words no goal of its own, so
+a persona whose scenarios are twin files must give one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
     from ..scenario.spec import Scenario
     from .backend import Backend
     from .records import EndStateCheckRecord
+
+ALERT_POLL_S = 30.0
+"""How often waiting for the expected alerts polls Prometheus, unless the extension says otherwise."""
 
 
 class ExtendedEnvironment(Protocol):

@@ -262,11 +262,14 @@ def test_spent_wall_time_stops_model_calls(shop, tmp_path: Path) -> None:  # typ
 def test_the_prompt_and_the_tools_agree_on_how_the_answer_is_returned() -> None:
     """Issue 27: the goal says to write agent_output.json, a file sre-react has no tool for, while
     its prompt asks for a JSON reply; the prompt now says the reply is the delivery."""
-    from itbench_agents.harness.goal import sre_goal
     from itbench_agents.llm.prompts import render
+    from itbench_agents.personas.sre.twin_extension import SreTwinExtension
 
     text = render(
-        "sre_react/diagnosis.md.j2", goal=sre_goal(["otel-demo"]), namespaces=["otel-demo"], alerts="[]"
+        "sre_react/diagnosis.md.j2",
+        goal=SreTwinExtension().goal(["otel-demo"]),
+        namespaces=["otel-demo"],
+        alerts="[]",
     )
     assert "agent_output.json in your work folder" in text  # the goal, as every agent gets it
     assert "you have no file tool and need none" in text and "reply WITHOUT a tool call" in text

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from test_spec_loader import GOOD
 
-from itbench_agents.harness.goal import SRE_GOAL, in_namespaces, sre_goal
+from itbench_agents.harness.goal import in_namespaces
 from itbench_agents.personas.finops.twin_extension import FinopsTwinExtension
+from itbench_agents.personas.sre.twin_extension import SRE_GOAL, SreTwinExtension
 from itbench_agents.scenario.loader import ScenarioLoadError, parse_scenario
 
 DEV = """\
@@ -63,8 +64,10 @@ def test_the_goal_names_every_namespace_and_one_reads_as_before() -> None:
     assert in_namespaces(["a"]) == "namespace a"
     assert in_namespaces(["a", "b"]) == "namespaces a and b"
     assert in_namespaces(["a", "b", "c"]) == "namespaces a, b and c"
-    assert sre_goal(["otel-demo"]).startswith(
-        "You are an SRE on call for the application running in namespace otel-demo of this"
+    assert (
+        SreTwinExtension()
+        .goal(["otel-demo"])
+        .startswith("You are an SRE on call for the application running in namespace otel-demo of this")
     )
     assert "{namespace}" in SRE_GOAL
     ext = FinopsTwinExtension()

@@ -1,6 +1,7 @@
 """The SRE persona as the harness finds it (``harness/personas.py``): every SRE scenario is a twin
-scenario file (``scenarios/sre/``, read by ``scenario/registry.py``) and runs in the plain twin
-environment, so it has no library of its own and adds nothing to the twin."""
+scenario file (``scenarios/sre/``, read by ``scenario/registry.py``) and runs in the twin
+environment, so it has no library of its own; what it adds to the twin is its goal
+(``twin_extension.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core.persona import EnvironmentRequest, PersonaScenario
+from .twin_extension import SreTwinExtension
 
 
 class SrePersona:
@@ -26,8 +28,8 @@ class SrePersona:
     def make_environment(self, request: EnvironmentRequest) -> Any:
         raise TypeError(f"the SRE persona has no library scenario: {request.scenario.id}")
 
-    def twin_extension(self, scenario: Any) -> None:
-        return None
+    def twin_extension(self, scenario: Any) -> SreTwinExtension:
+        return SreTwinExtension()
 
 
 PERSONA = SrePersona()
