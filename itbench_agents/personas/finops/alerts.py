@@ -62,12 +62,16 @@ def team_rule(namespace: str) -> dict[str, Any]:
 
 
 def reference_engine(twin: Any, start: float) -> Any:
-    """An alert engine of the scorer's own with the reference cost rules, evaluating from ``start``."""
+    """An alert engine of the scorer's own with the reference cost rules, evaluating from ``start``.
+    Its rules are its own (the agent may edit the team's); the subqueries' inner results at final
+    timestamps, a function of the twin's series alone, it shares with the twin's engine."""
     from ...twin.prometheus.alerts import AlertEngine, load_rule_file
 
     f = rule_file()
     groups = [(str(f), g) for g in load_rule_file(f)]
-    return AlertEngine(lambda: twin.metrics, groups, start=start, lock=twin.lock)
+    return AlertEngine(
+        lambda: twin.metrics, groups, start=start, lock=twin.lock, share_subqueries_with=twin.alerts
+    )
 
 
 def canary_size(

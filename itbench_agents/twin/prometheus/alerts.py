@@ -281,9 +281,15 @@ class AlertEngine:
         start: float,
         lock: Any = None,
         cache_subqueries: bool = True,
+        share_subqueries_with: AlertEngine | None = None,
     ) -> None:
+        """``share_subqueries_with``: another engine over the same series source (and ``lock``),
+        whose kept subquery results this one uses and adds to (the inner results at final
+        timestamps are a function of the source alone: the FinOps scorer's reference rules reuse
+        what the twin's own evaluation of the team's identical rules computed)."""
         self._source = source
         self.cache_subqueries = cache_subqueries
+        self._subqueries_of = share_subqueries_with
         self._lock = lock if lock is not None else threading.RLock()
         self._own = threading.RLock()
         self.start = float(start)
@@ -355,8 +361,7 @@ class AlertEngine:
         as ever, when next asked)."""
         with self._lock, self._own:
             src = self._source()
-            if src is not self._cached_source:  # another series source: nothing kept applies
-                self._cached_source, self.subquery_cache = src, SubqueryCache()
+            self.subquery_cache = self._subquery_cache_for(src)
             self.subquery_cache.new_round(int(now * 1000) - FINAL_AFTER_MS)
             engine = Engine(
                 src if src is not None else MemorySeriesSource(),
@@ -372,6 +377,14 @@ class AlertEngine:
                     continue
                 self._evaluate_range(engine, st, first, last)
                 self._next[i] = last + st.interval_s
+
+    def _subquery_cache_for(self, src: SeriesSource | None) -> SubqueryCache:
+        """The subquery cache for ``src``: this engine's, or the one it shares; a new one for another
+        source (nothing kept applies)."""
+        owner = self._subqueries_of if self._subqueries_of is not None else self
+        if src is not owner._cached_source:
+            owner._cached_source, owner.subquery_cache = src, SubqueryCache()
+        return owner.subquery_cache
 
     def _evaluate_range(self, engine: Engine, st: RuleState, first: float, last: float) -> None:
         step_ms = int(round(st.interval_s * 1000))
