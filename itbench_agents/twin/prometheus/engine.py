@@ -15,6 +15,7 @@ for evaluation errors, ``timeout`` when the query exceeds its time budget).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -175,22 +176,29 @@ class Evaluator:
     def charge(self, n: int) -> None:
         self.budget.charge(n)
 
-    def fetch(self, matchers: list[Matcher], lo_ms: int, hi_ms: int) -> list[Any]:
+    def fetch(
+        self, matchers: list[Matcher], lo_ms: int, hi_ms: int, windows: list[tuple[int, int]] | None = None
+    ) -> list[Any]:
         """``source.select`` under the data lock (when the engine has one), nothing else: the
         evaluation itself runs without it, so the twin's other APIs keep answering. Windows are
-        clipped to ``floor_ms`` (no series has samples before it)."""
+        clipped to ``floor_ms`` (no series has samples before it). With ``windows`` (disjoint,
+        ascending, inside [lo_ms, hi_ms]) and a source that can (``select_windows``), only the
+        samples inside them are fetched."""
         if self.floor_ms is not None and lo_ms < self.floor_ms:
             lo_ms = self.floor_ms
         if hi_ms < lo_ms:
             return []
+        parts = None
+        if windows is not None and hasattr(self.source, "select_windows"):
+            parts = [(max(a, lo_ms), b) for a, b in windows if b >= lo_ms]
         self.check()
-        if self.lock is None:
-            res = self.source.select(matchers, lo_ms, hi_ms)
-        else:
-            with self.lock:
+        with self.lock if self.lock is not None else contextlib.nullcontext():
+            if parts is not None:
+                res = self.source.select_windows(matchers, parts)  # type: ignore[attr-defined]
+            else:
                 res = self.source.select(matchers, lo_ms, hi_ms)
         self.check()
-        return res
+        return list(res)
 
     # ------------------------------------------------------------------ dispatch
     def eval(self, node: Any, steps: np.ndarray) -> Value:
@@ -258,7 +266,11 @@ class Evaluator:
         base = np.full(len(steps), fixed, dtype=np.int64) if fixed is not None else steps
         return base - td_ms(offset)
 
-    def select(self, vs: Any, lo_ms: int, hi_ms: int) -> list[tuple[Labels, np.ndarray, np.ndarray]]:
+    def select(
+        self, vs: Any, lo_ms: int, hi_ms: int, windows: list[tuple[int, int]] | None = None
+    ) -> list[tuple[Labels, np.ndarray, np.ndarray]]:
+        """The series ``vs`` selects with their samples in [lo_ms, hi_ms] (only those inside
+        ``windows``, where given and the source can: :meth:`fetch`)."""
         from . import regex
 
         groups = list(zip(to_matchers(vs), raw_matchers(vs), strict=True))
@@ -275,7 +287,7 @@ class Evaluator:
             ]
             # the RE2 re-check depends only on the matched labels' values: once per distinct tuple
             verdicts: dict[tuple[str, ...], bool] = {}
-            for s in self.fetch(push, lo_ms, hi_ms):
+            for s in self.fetch(push, lo_ms, hi_ms, windows):
                 if post:
                     key = tuple([s.labels.get(n, "") for n, _, _ in post])
                     keep = verdicts.get(key)
@@ -306,11 +318,28 @@ class Evaluator:
 
         if selector_ext(node) == "smoothed":
             return self._smoothed_selector(node, eff)
-        rows = vector_lookup(
-            self.select(node, int(eff.min()) - self.lookback_ms, int(eff.max())), eff, self.lookback_ms
-        )
+        lo, hi = int(eff.min()) - self.lookback_ms, int(eff.max())
+        windows = self._sparse_windows(eff) if self.subquery_cache is not None else None
+        rows = vector_lookup(self.select(node, lo, hi, windows), eff, self.lookback_ms)
         out = [VSeries(lb, v, ok, sample_ts=sts) for lb, v, ok, sts in rows]
         return Vector(out)
+
+    def _sparse_windows(self, eff: np.ndarray) -> list[tuple[int, int]] | None:
+        """The lookback windows of instants far apart (a week-long subquery's hourly grid), merged
+        where they overlap; None where they cover over a quarter of the whole span (fetch it all).
+        Rule evaluation only (engines with a subquery cache): an agent's query loads and counts
+        the samples of the whole span, as before."""
+        times = np.unique(eff)
+        if len(times) < 2:
+            return None
+        windows: list[tuple[int, int]] = []
+        for t in times.tolist():
+            if windows and t - self.lookback_ms <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], t)
+            else:
+                windows.append((t - self.lookback_ms, t))
+        covered = sum(b - a for a, b in windows)
+        return windows if covered * 4 < int(times[-1]) - int(times[0]) + self.lookback_ms else None
 
     def _smoothed_selector(self, node: Any, eff: np.ndarray) -> Vector:
         from .extended import smoothed_instant

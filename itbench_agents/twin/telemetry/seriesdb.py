@@ -97,11 +97,54 @@ class MetricsSource:
         end_ms = min(int(end_ms), int(self._now() * 1000))
         if end_ms < start_ms:
             return []
+        cands = self._candidates(matchers, start_ms / 1000.0, end_ms / 1000.0)
+        return [s for s in self._rendered(cands, start_ms, end_ms) if s is not None]
+
+    def select_windows(self, matchers: Sequence[Matcher], windows: Sequence[tuple[int, int]]) -> list[Series]:
+        """:meth:`select` over several disjoint windows ``(start_ms, end_ms)``, ascending: each series
+        once, in the order :meth:`select` over their whole span gives, holding exactly the samples
+        that select gives inside the windows (the twin's samples are a function of their time:
+        the PromQL engine fetches an instant selector's lookback windows at sparse steps so)."""
+        now_ms = int(self._now() * 1000)
+        spans = [(int(a), min(int(b), now_ms)) for a, b in windows]
+        spans = [(a, b) for a, b in spans if a <= b]
+        if not spans:
+            return []
+        cands = self._candidates(matchers, spans[0][0] / 1000.0, spans[-1][1] / 1000.0)
+        grids = [g for g in (scrape_grid(a / 1000.0, b / 1000.0) for a, b in spans) if len(g) >= 2]
+        if not grids or not cands:
+            return []
+        # one grid of every window's scrape times, each window's with the one before it: the
+        # predecessor that says whether its first sample is a staleness marker, never returned
+        grid = np.concatenate(grids)
+        before = np.zeros(len(grid), dtype=bool)
+        before[np.cumsum([0, *[len(g) for g in grids[:-1]]])] = True
+        ts = (grid * 1000.0).astype(np.int64)
+        out = []
+        for sd in cands:
+            lo, hi = self._bounds(sd, grid)
+            if hi <= lo:
+                continue
+            g = grid[lo:hi]
+            vals = np.where(
+                (g >= sd.start) & (g < sd.end), np.asarray(sd.render(g), dtype=np.float64), np.nan
+            )
+            present = ~np.isnan(vals)
+            stale = ~present
+            stale[1:] &= present[:-1]
+            stale[0] = False
+            keep = (present | stale) & ~before[lo:hi]
+            if keep.any():
+                vals[stale] = STALE_NAN
+                out.append(Series(dict(sd.labels), ts[lo:hi][keep], vals[keep]))
+        return out
+
+    def _rendered(self, cands: list[SeriesDef], start_ms: int, end_ms: int) -> list[Series | None]:
+        """Each of ``cands`` over the window (None where it has no sample there)."""
         grid = scrape_grid(start_ms / 1000.0, end_ms / 1000.0)
         if len(grid) < 2:  # no scrape time inside the window (only the one before it)
-            return []
+            return [None] * len(cands)
         ts = (grid * 1000.0).astype(np.int64)
-        cands = self._candidates(matchers, start_ms / 1000.0, end_ms / 1000.0)
         # series with the same existence interval share the grid slice and the masks: render them
         # as one 2-D block (a histogram's buckets, a family built at one health change...)
         groups: dict[tuple[float, float], list[int]] = {}
@@ -114,7 +157,7 @@ class MetricsSource:
             else:
                 for i, series in zip(idx, self._render_block([cands[i] for i in idx], grid, ts), strict=True):
                     rendered[i] = series
-        return [s for s in rendered if s is not None]
+        return rendered
 
     def label_names(self, start_ms: int, end_ms: int, matchers: Sequence[Matcher] = ()) -> list[str]:
         names: set[str] = set()

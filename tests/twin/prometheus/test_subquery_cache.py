@@ -73,6 +73,29 @@ def test_cached_and_uncached_queries_agree_as_the_clock_moves() -> None:
     assert not any("@" in text for text in cache._points)
 
 
+def test_sparse_steps_fetch_their_lookback_windows_and_answer_the_same() -> None:
+    """At an hourly subquery grid the cached engine fetches each step's lookback window only: on a
+    gauge scraped every 4 minutes off the hour, one that stops (its staleness marker) and one that
+    starts late, the answers equal an uncached engine's, which fetches the whole day."""
+    src = WindowedSource()
+    day = list(range(T0 - 86400 + 90, T0, 240))
+    src.add({"__name__": "g", "ns": "a"}, [t * 1000 for t in day], [float(t % 7) for t in day])
+    stops = [t for t in day if t < T0 - 40000]
+    src.add({"__name__": "g", "ns": "b"}, [t * 1000 for t in stops], [2.0] * len(stops))
+    late = [t for t in day if t > T0 - 30000]
+    src.add({"__name__": "g", "ns": "c"}, [t * 1000 for t in late], [3.0] * len(late))
+    for q in (
+        "avg_over_time((sum by (ns) (g))[1d:1h])",
+        "count_over_time(g[1d:1h])",
+        "max_over_time(g[6h:30m])",
+    ):
+        want = _matrix_or_vector(Engine(src).instant(q, T0 * 1000))
+        before = src.windowed
+        got = _matrix_or_vector(Engine(src, subquery_cache=SubqueryCache()).instant(q, T0 * 1000))
+        assert got == want != [], q
+        assert src.windowed > before, q
+
+
 def test_an_empty_subquery_and_eviction_keep_answers() -> None:
     src = MemorySeriesSource()
     done: dict[str, int] = {}
@@ -111,6 +134,24 @@ def _alerts(engine: AlertEngine) -> list[tuple[Any, ...]]:
     )
 
 
+class WindowedSource(MemorySeriesSource):
+    """A source that can fetch several windows (as the twin's metrics can): ``select`` over their
+    span cut to them; counts the calls."""
+
+    windowed = 0
+
+    def select_windows(self, matchers: Any, windows: list[tuple[int, int]]) -> list[Any]:
+        self.windowed += 1
+        out = []
+        for s in self.select(matchers, windows[0][0], windows[-1][1]):
+            inside = np.zeros(len(s.timestamps_ms), dtype=bool)
+            for a, b in windows:
+                inside |= (s.timestamps_ms >= a) & (s.timestamps_ms <= b)
+            if inside.any():
+                out.append(type(s)(s.labels, s.timestamps_ms[inside], s.values[inside]))
+        return out
+
+
 def _history(engine: AlertEngine) -> list[tuple[Any, ...]]:
     """Every evaluation at which each alert was pending or firing, with its activeAt."""
     return sorted(
@@ -134,7 +175,7 @@ def test_rules_with_week_long_subqueries_agree_on_a_growing_source() -> None:
             ],
         }
     )
-    src = MemorySeriesSource()
+    src = WindowedSource()
     done: dict[str, int] = {}
     _grow(src, T0, done)
     engines = [
@@ -151,6 +192,7 @@ def test_rules_with_week_long_subqueries_agree_on_a_growing_source() -> None:
         seen |= {a[2] for a in _alerts(engines[0])}
     assert {"pending", "firing"} <= seen  # the rule does fire and resolve on this source
     assert engines[0].subquery_cache.hits > 0
+    assert src.windowed > 0  # the cached engine fetched the hourly grid's lookback windows only
 
 
 def test_an_engine_sharing_anothers_cache_answers_as_one_on_its_own() -> None:

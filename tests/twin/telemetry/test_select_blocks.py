@@ -67,3 +67,41 @@ def test_series_own_their_arrays():
     again = twin.metrics.select(ms, start_ms, end_ms)  # ...nor the next answer
     for s, (ts, vals) in zip(again, before, strict=True):
         assert np.array_equal(s.timestamps_ms, ts) and np.array_equal(s.values, vals)
+
+
+def test_selecting_windows_equals_select_over_their_span_cut_to_them():
+    """``select_windows`` (the PromQL engine's fetch of an instant selector at sparse steps): the
+    series and the order ``select`` over the windows' whole span gives, with exactly its samples
+    inside the windows — staleness markers of a pod deleted between and inside windows included,
+    and a window past the clock."""
+    twin = build_shop(history_s=600)
+    pod = make_pod("cart-5f6d7c8b9-xyzab", "cart")
+    twin.store.create(PODS, pod)
+    twin.advance(40)
+    update(twin, PODS, running_status(pod, twin.now()))
+    twin.advance(200)
+    t_deleted = twin.now()
+    twin.store.delete(PODS, NS, pod["metadata"]["name"])
+    twin.advance(400)
+    now = twin.now()
+    ms = lambda t: int(t * 1000)  # noqa: E731
+    layouts = [
+        [(T0, T0 + 60), (t_deleted - 100, t_deleted - 40), (now - 60, now + 120)],  # ends in a gap
+        [(T0 + 7, T0 + 37), (t_deleted - 20, t_deleted + 50), (now - 14, now)],  # ends inside one
+        [(t_deleted + 5, t_deleted + 7)],  # no scrape time inside
+    ]
+    stale_seen = 0
+    for layout in layouts:
+        windows = [(ms(a), ms(b)) for a, b in layout]
+        full = twin.metrics.select([Matcher("__name__", "=~", ".+")], windows[0][0], windows[-1][1])
+        expected = []
+        for s in full:
+            inside = np.zeros(len(s.timestamps_ms), dtype=bool)
+            for a, b in windows:
+                inside |= (s.timestamps_ms >= a) & (s.timestamps_ms <= b)
+            if inside.any():
+                expected.append((s.labels, s.timestamps_ms[inside].tolist(), s.values[inside].tobytes()))
+        got = twin.metrics.select_windows([Matcher("__name__", "=~", ".+")], windows)
+        assert [(s.labels, s.timestamps_ms.tolist(), s.values.tobytes()) for s in got] == expected
+        stale_seen += sum(is_stale(float(v)) for s in got for v in s.values)
+    assert stale_seen > 0, "the deleted pod's series end inside a window"
