@@ -240,16 +240,23 @@ class CronSchedule:
         return dom_ok or dow_ok
 
     def next_after(self, ts: float) -> float:
+        """The first minute after ``ts`` the schedule matches, within a year (else ValueError):
+        a day that does not match is skipped whole, then an hour, then the minutes."""
         t = datetime.fromtimestamp(math.floor(ts / 60) * 60, tz=UTC) + timedelta(minutes=1)
-        for _ in range(366 * 24 * 60):
-            if (
-                t.month in self.months
-                and self._day_ok(t)
-                and t.hour in self.hours
-                and t.minute in self.minutes
-            ):
-                return t.timestamp()
-            t += timedelta(minutes=1)
+        end = t + timedelta(minutes=366 * 24 * 60)
+        while t < end:
+            if t.month not in self.months or not self._day_ok(t):
+                t = (t + timedelta(days=1)).replace(hour=0, minute=0)
+            elif t.hour not in self.hours:
+                t = (t + timedelta(hours=1)).replace(minute=0)
+            else:
+                later = [m for m in self.minutes if m >= t.minute]
+                if later:
+                    found = t.replace(minute=min(later))
+                    if found >= end:
+                        break
+                    return found.timestamp()
+                t = (t + timedelta(hours=1)).replace(minute=0)
         raise ValueError("no run time within a year")
 
 
