@@ -152,15 +152,9 @@ class WindowedSource(MemorySeriesSource):
         return out
 
 
-def _history(engine: AlertEngine) -> list[tuple[Any, ...]]:
-    """Every evaluation at which each alert was pending or firing, with its activeAt."""
-    return sorted(
-        ((k, h.labels.get("alertstate")), (h.ts_ms, h.active_at)) for k, h in engine.history.items()
-    )
-
-
-def test_rules_with_week_long_subqueries_agree_on_a_growing_source() -> None:
-    rules = RuleGroup.model_validate(
+def spend_rules() -> RuleGroup:
+    """A cost rule shaped like OpenCost's: the last hour's spend against the day before's."""
+    return RuleGroup.model_validate(
         {
             "name": "spend",
             "interval": "1m",
@@ -175,6 +169,17 @@ def test_rules_with_week_long_subqueries_agree_on_a_growing_source() -> None:
             ],
         }
     )
+
+
+def _history(engine: AlertEngine) -> list[tuple[Any, ...]]:
+    """Every evaluation at which each alert was pending or firing, with its activeAt."""
+    return sorted(
+        ((k, h.labels.get("alertstate")), (h.ts_ms, h.active_at)) for k, h in engine.history.items()
+    )
+
+
+def test_rules_with_week_long_subqueries_agree_on_a_growing_source() -> None:
+    rules = spend_rules()
     src = WindowedSource()
     done: dict[str, int] = {}
     _grow(src, T0, done)
@@ -199,20 +204,7 @@ def test_an_engine_sharing_anothers_cache_answers_as_one_on_its_own() -> None:
     """The FinOps scorer's reference engine shares the twin engine's subquery cache: with its own
     rules, its own start and its own pace (it catches up in one jump, long after the twin's engine
     moved on), it answers exactly as an engine with no cache, and computes less than one alone."""
-    rules = RuleGroup.model_validate(
-        {
-            "name": "spend",
-            "interval": "1m",
-            "rules": [
-                {
-                    "alert": "Spend",
-                    "expr": "avg_over_time((sum by (ns) (cost))[1h:5m])"
-                    " > 1.2 * avg_over_time((sum by (ns) (cost))[1d:1h] offset 1h)",
-                    "for": "5m",
-                }
-            ],
-        }
-    )
+    rules = spend_rules()
     src = MemorySeriesSource()
     done: dict[str, int] = {}
     _grow(src, T0, done)

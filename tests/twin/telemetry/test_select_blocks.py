@@ -19,7 +19,8 @@ def one_by_one(twin, series: list[Series], start_ms: int, end_ms: int) -> list[S
     return out
 
 
-def test_block_rendering_equals_rendering_each_series_alone():
+def shop_with_a_deleted_pod(after_s: float):
+    """The shop, a cart pod that ran 200 s and was deleted ``after_s`` ago: (twin, when deleted)."""
     twin = build_shop(history_s=600)
     pod = make_pod("cart-5f6d7c8b9-xyzab", "cart")
     twin.store.create(PODS, pod)
@@ -28,7 +29,12 @@ def test_block_rendering_equals_rendering_each_series_alone():
     twin.advance(200)
     t_deleted = twin.now()
     twin.store.delete(PODS, NS, pod["metadata"]["name"])
-    twin.advance(200)
+    twin.advance(after_s)
+    return twin, t_deleted
+
+
+def test_block_rendering_equals_rendering_each_series_alone():
+    twin, t_deleted = shop_with_a_deleted_pod(200)
     now = twin.now()
     windows = [
         (T0, now),
@@ -74,15 +80,7 @@ def test_selecting_windows_equals_select_over_their_span_cut_to_them():
     series and the order ``select`` over the windows' whole span gives, with exactly its samples
     inside the windows — staleness markers of a pod deleted between and inside windows included,
     and a window past the clock."""
-    twin = build_shop(history_s=600)
-    pod = make_pod("cart-5f6d7c8b9-xyzab", "cart")
-    twin.store.create(PODS, pod)
-    twin.advance(40)
-    update(twin, PODS, running_status(pod, twin.now()))
-    twin.advance(200)
-    t_deleted = twin.now()
-    twin.store.delete(PODS, NS, pod["metadata"]["name"])
-    twin.advance(400)
+    twin, t_deleted = shop_with_a_deleted_pod(400)
     now = twin.now()
     ms = lambda t: int(t * 1000)  # noqa: E731
     layouts = [
