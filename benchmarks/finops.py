@@ -9,8 +9,12 @@
 3. Baseline in the same process: the twin's PromQL engine answering
    ``sum(rate(container_cpu_usage_seconds_total[1h]))`` over the same 7 days at a 1 h step — the query
    a FinOps agent would otherwise use to compute usage itself.
+4. The cost rules' week-long subquery (``CPUSpend``'s expression, one instant evaluation from a cold
+   cache) as rule evaluation runs it — fetching only the lookback windows of its hourly steps — and
+   as an engine without a subquery cache runs it (every 15-second scrape of the week), with the
+   ratio and whether the answers agree.
 
-    uv run python benchmarks/finops.py              # 7 days of history (about 10 s to build)
+    uv run python benchmarks/finops.py              # 7 days of history (about 2 s to build)
     uv run python benchmarks/finops.py --days 2
 """
 
@@ -95,6 +99,31 @@ def main() -> None:
     first, warm = timed(lambda: prom(Request("GET", "/api/v1/query_range", q, {})), args.repeat)
     print(
         f"  {'baseline: PromQL cpu usage, 1h step':<42} first {first * 1000:7.1f} ms   warm median {warm * 1000:7.1f} ms"
+    )
+    cost_rule(twin, args.repeat)
+
+
+def cost_rule(twin: Twin, repeat: int) -> None:
+    from itbench_agents.personas.finops.alerts import rule_file
+    from itbench_agents.twin.prometheus.alerts import load_rule_file
+    from itbench_agents.twin.prometheus.engine import Engine
+    from itbench_agents.twin.prometheus.subquery_cache import SubqueryCache
+
+    (group,) = load_rule_file(rule_file())
+    expr = next(r.expr for r in group.rules if r.alert == "CPUSpend")
+    at = int(twin.now() * 1000)
+    answers = {}
+
+    def run(cached: bool) -> None:
+        engine = Engine(twin.metrics, subquery_cache=SubqueryCache() if cached else None)
+        answers[cached] = engine.instant(expr, at).vector
+
+    _, sparse = timed(lambda: run(True), repeat)
+    _, full = timed(lambda: run(False), repeat)
+    print(
+        f"  {'CPUSpend from a cold cache, sparse fetch':<42} median {sparse * 1000:7.1f} ms   "
+        f"without a cache (whole week) {full * 1000:7.1f} ms   ratio {full / sparse:4.1f}x   "
+        f"same answer: {'yes' if answers[True] == answers[False] else 'NO'}"
     )
 
 
