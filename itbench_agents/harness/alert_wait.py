@@ -16,7 +16,7 @@ evaluation (the same answers, a fraction of the work: a FinOps cost alert holds 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,15 +25,22 @@ import requests
 from ..scenario.spec import ExpectedAlert
 
 
-def alerting_rules(prometheus_url: str, timeout_s: float = 30.0) -> list[dict[str, Any]]:
-    """Every alerting rule of ``GET /api/v1/rules?type=alert`` (Prometheus' wire format)."""
-    r = requests.get(
-        prometheus_url.rstrip("/") + "/api/v1/rules", params={"type": "alert"}, timeout=timeout_s
-    )
+def alerting_rules(
+    prometheus_url: str, timeout_s: float = 30.0, names: Collection[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every alerting rule of ``GET /api/v1/rules?type=alert`` (Prometheus' wire format); with
+    ``names``, those named so only (``rule_name[]``, kept here too for a Prometheus before 2.46)."""
+    params: list[tuple[str, str]] = [("type", "alert")]
+    if names is not None:
+        params += [("rule_name[]", n) for n in sorted(set(names))]
+    r = requests.get(prometheus_url.rstrip("/") + "/api/v1/rules", params=params, timeout=timeout_s)
     r.raise_for_status()
     groups = (r.json().get("data") or {}).get("groups") or []
     return [
-        rule for g in groups for rule in g.get("rules") or [] if rule.get("type", "alerting") == "alerting"
+        rule
+        for g in groups
+        for rule in g.get("rules") or []
+        if rule.get("type", "alerting") == "alerting" and (names is None or rule.get("name") in names)
     ]
 
 

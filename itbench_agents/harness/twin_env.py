@@ -280,7 +280,8 @@ class TwinEnvironment:
         return done
 
     def check_alerts(self) -> AlertCheck:
-        firing = firing_alerts(self.endpoints.prometheus_url)
+        """The expected alerts firing now, asked of their own rules only (``firing_alerts``)."""
+        firing = firing_alerts(self.endpoints.prometheus_url, {a.name for a in self.scenario.alerts})
         hit, miss = match_expected(self.scenario.alerts, firing)
         return AlertCheck(hit, miss)
 
@@ -327,7 +328,9 @@ class TwinEnvironment:
         now = self.now()
         try:
             ready = firing_not_before(
-                self.scenario.alerts, alerting_rules(self.endpoints.prometheus_url), now
+                self.scenario.alerts,
+                alerting_rules(self.endpoints.prometheus_url, names={a.name for a in self.scenario.alerts}),
+                now,
             )
         except (requests.RequestException, ValueError):
             return  # no rules to reason about: poll as usual

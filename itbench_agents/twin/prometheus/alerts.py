@@ -324,8 +324,9 @@ class AlertEngine:
         reload, as the Prometheus Operator triggers it when a PrometheusRule changes). Evaluations
         up to ``now`` run first under the old rules; a rule of the same group, alert name and labels
         keeps its alerts (Prometheus copies that state on reload) and is next evaluated with its new
-        expression; a new rule is evaluated from the next interval after ``now``."""
-        self.evaluate_until(now)
+        expression; a new rule is evaluated from the next interval after ``now``. The rules of other
+        files keep their pace (they catch up when next asked, as in :meth:`evaluate_until`)."""
+        self.evaluate_until(now, {st.rule.alert for st in self.states if st.file == file})
         with self._lock, self._own:
             old = {
                 (st.group, st.rule.alert, tuple(sorted(st.rule.labels.items()))): (st, self._next[i])
@@ -486,15 +487,18 @@ class AlertEngine:
     def firing_names(self, now: float) -> set[str]:
         return {a.name for a in self.firing(now)}
 
-    def rules(self, now: float | None = None) -> list[dict[str, Any]]:
-        """Rule groups in the shape of ``/api/v1/rules`` ``data.groups``."""
+    def rules(self, now: float | None = None, names: Collection[str] | None = None) -> list[dict[str, Any]]:
+        """Rule groups in the shape of ``/api/v1/rules`` ``data.groups``; with ``names`` (its
+        ``rule_name[]``), only those rules, evaluated up to ``now`` (the others catch up when next
+        asked, as in :meth:`evaluate_until`), and only the groups holding one of them."""
         if now is not None:
-            self.evaluate_until(now)
+            self.evaluate_until(now, names)
         out: list[dict[str, Any]] = []
         with self._own:
             by_group: dict[tuple[str, str], list[RuleState]] = {}
             for st in self.states:
-                by_group.setdefault((st.file, st.group), []).append(st)
+                if names is None or st.rule.alert in names:
+                    by_group.setdefault((st.file, st.group), []).append(st)
             for (file, name), states in by_group.items():
                 rules = []
                 for st in states:

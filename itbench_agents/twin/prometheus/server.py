@@ -350,10 +350,10 @@ class PrometheusApi:
         kind = self._one(form, "type")
         if kind not in (None, "", "alert", "record"):
             raise ApiError("bad_data", f'invalid parameter "type": not supported value "{kind}"')
-        groups = engine.rules(float(self.twin.now())) if engine is not None else []
+        names = set(form.get("rule_name[]", [])) or None
+        groups = engine.rules(float(self.twin.now()), names) if engine is not None else []
         if kind == "record":
             groups = [{**g, "rules": []} for g in groups]
-        names = set(form.get("rule_name[]", []))
         if names:
             groups = [{**g, "rules": [r for r in g["rules"] if r["name"] in names]} for g in groups]
             groups = [g for g in groups if g["rules"]]

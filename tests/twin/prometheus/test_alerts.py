@@ -11,6 +11,7 @@ from itbench_agents.paths import scenarios_dir
 from itbench_agents.twin.prometheus.alerts import (
     AlertEngine,
     RuleFileError,
+    RuleGroup,
     expand_template,
     install_alerts,
     load_rule_file,
@@ -20,6 +21,7 @@ from itbench_dev.prometheus.synthetic import Scenario, generate
 
 SC = Scenario()
 T0 = SC.start_s
+EXPR_ERRORS = 'sum(rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[2m])) > 0'
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,48 @@ def test_evaluating_some_rules_first_leaves_the_others_as_if_evaluated_at_once(s
 
     assert snap(some) == snap(whole)
     assert {"HighRequestLatency", "HighRequestErrorRate"} <= whole.firing_names(t + 60)
+
+
+def _snap(e: AlertEngine, t: float) -> list[tuple[str, str, float, float, str]]:
+    """Every active alert at ``t`` and every ``ALERTS`` sample kept: what evaluation left behind."""
+    active = sorted(
+        (a.name, a.state, a.active_at, a.value, repr(sorted(a.labels.items()))) for a in e.active(t)
+    )
+    history = sorted((repr(k), 0.0, 0.0, 0.0, repr((h.ts_ms, h.active_at))) for k, h in e.history.items())
+    return active + history
+
+
+def test_rules_by_name_evaluate_those_rules_only(source: Any) -> None:
+    """``rules(now, names)`` (``/api/v1/rules?rule_name[]=``, what the alert wait asks) evaluates
+    and answers those rules alone; the others catch up when next asked, as if never left behind."""
+    t = T0 + SC.error_from_s + 200
+    whole, some = _engine(source), _engine(source)
+    groups = some.rules(t, {"HighRequestErrorRate"})
+    assert [r["name"] for g in groups for r in g["rules"]] == ["HighRequestErrorRate"]
+    assert groups[0]["rules"][0]["state"] == "firing"
+    assert all(st.last_evaluation is None for st in some.states if st.rule.alert != "HighRequestErrorRate")
+    assert _snap(some, t) == _snap(whole, t)
+
+
+def test_reloading_a_rule_file_leaves_the_other_files_rules_to_catch_up(source: Any) -> None:
+    """A rule file's reload (a PrometheusRule changed) evaluates that file's rules up to the reload
+    under their old expressions, not every file's; the others end as when evaluated first."""
+    t1, t2 = T0 + SC.error_from_s - 300, T0 + SC.error_from_s + 400
+    team = [
+        RuleGroup.model_validate(
+            {"name": "team", "rules": [{"alert": "PaymentErrors", "expr": EXPR_ERRORS, "for": "1m"}]}
+        )
+    ]
+    eager, lazy = _engine(source), _engine(source)
+    for e in (eager, lazy):
+        e.replace_file("team.yaml", team, T0 + 60)
+    eager.evaluate_until(t1)  # what a reload did before: everything evaluated up to it
+    for e in (eager, lazy):
+        e.replace_file("team.yaml", [g.model_copy(update={"interval": "15s"}) for g in team], t1)
+    assert all(st.last_evaluation is None for st in lazy.states if st.file != "team.yaml")
+    assert next(st for st in lazy.states if st.file == "team.yaml").last_evaluation == t1 - t1 % 15
+    assert "PaymentErrors" in eager.firing_names(t2)
+    assert _snap(lazy, t2) == _snap(eager, t2)
 
 
 def test_quiet_rules_stay_quiet(source: Any) -> None:

@@ -217,6 +217,60 @@ def test_alerts_rules_and_alertmanager(url: str, twin: Any) -> None:
     assert am and {a["labels"]["alertname"] for a in am} == {"HighRequestErrorRate"}
 
 
+def test_the_alert_waits_question_evaluates_the_expected_rules_only() -> None:
+    """``firing_alerts(url, names)`` asks ``/api/v1/rules?type=alert&rule_name[]=...``: the firing
+    alerts of those rules, as ``/api/v1/alerts`` shows them; the twin evaluates only those rules."""
+    from prom_fixtures import FakeTwin
+
+    from itbench_agents.harness.firing import firing_alerts
+
+    t = FakeTwin(now=FakeTwin().sc.start_s + 2900)
+    t.alerts = AlertEngine(
+        lambda: t.metrics, load_rules(scenarios_dir() / "rules"), start=t.created_at, lock=t.lock
+    )
+    ep = HttpEndpoint(make_prometheus_handler(t)).start()
+    try:
+        names = {"HighRequestErrorRate", "NoSuchRule"}
+        named = firing_alerts(ep.url, names)
+        assert named and {a["labels"]["alertname"] for a in named} == {"HighRequestErrorRate"}
+        assert all(st.last_evaluation is None for st in t.alerts.states if st.rule.alert not in names)
+        assert firing_alerts(ep.url, set()) == []
+        every = firing_alerts(ep.url)
+        assert named == [a for a in every if a["labels"]["alertname"] in names]
+        assert {a["labels"]["alertname"] for a in every} > {"HighRequestErrorRate"}
+    finally:
+        ep.stop()
+
+
+def test_a_prometheus_that_ignores_rule_name_still_gives_the_named_alerts_only() -> None:
+    """Before Prometheus 2.46 ``rule_name[]`` is ignored and every rule comes back: the client keeps
+    the named rules' firing alerts, never a pending one."""
+    from itbench_agents.harness.alert_wait import alerting_rules
+    from itbench_agents.harness.firing import firing_alerts
+    from itbench_agents.twin.httpserver import Response
+
+    def alert(name: str, state: str) -> dict[str, Any]:
+        return {
+            "labels": {"alertname": name},
+            "state": state,
+            "activeAt": "2026-01-01T00:00:00Z",
+            "value": "1",
+        }
+
+    rules = [
+        {"name": n, "type": "alerting", "duration": 60, "alerts": [alert(n, s)]}
+        for n, s in (("A", "firing"), ("B", "firing"), ("C", "pending"))
+    ]
+    body = {"status": "success", "data": {"groups": [{"name": "g", "file": "f", "rules": rules}]}}
+    ep = HttpEndpoint(lambda req: Response.json(body)).start()
+    try:
+        assert firing_alerts(ep.url, {"A", "C"}) == [alert("A", "firing")]
+        assert [r["name"] for r in alerting_rules(ep.url, names={"B", "C"})] == ["B", "C"]
+        assert [r["name"] for r in alerting_rules(ep.url)] == ["A", "B", "C"]
+    finally:
+        ep.stop()
+
+
 def test_every_request_syncs(url: str, twin: Any) -> None:
     before = twin.syncs
     requests.get(f"{url}/api/v1/query", params={"query": "1"}, timeout=10)
