@@ -276,5 +276,21 @@ class HttpEndpoint:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
+        """Stop serving and close the socket. The serving loop notices a shutdown request only at
+        its next poll (up to 0.1 s later): connections to it wake it at once, until it has stopped
+        (each is accepted and closed unread, as a client that went away)."""
+        stopped = threading.Event()
+
+        def shutdown() -> None:
+            self._server.shutdown()
+            stopped.set()
+
+        threading.Thread(target=shutdown, name="http-stop", daemon=True).start()
+        host = str(self._server.server_address[0])
+        wake = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        while not stopped.wait(0.002):
+            try:
+                socket.create_connection((wake, self.port), timeout=0.05).close()
+            except OSError:
+                stopped.wait(0.02)  # cannot connect (a backlog full?): the poll ends it anyway
         self._server.server_close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .clock import Clock
 
@@ -22,13 +22,19 @@ class SchedulerOverload(RuntimeError):
     """Raised when callbacks keep rescheduling each other without time moving on."""
 
 
-@dataclass(order=True)
+@dataclass(slots=True)
 class _Item:
     when: float
     seq: int
-    fn: Callable[[], None] = field(compare=False)
-    key: Hashable | None = field(compare=False, default=None)
-    cancelled: bool = field(compare=False, default=False)
+    fn: Callable[[], None]
+    key: Hashable | None = None
+    cancelled: bool = False
+
+
+_Entry = tuple[float, int, _Item]
+"""A heap entry: ``(when, seq, item)``, ordered by time, then by when it was scheduled (``seq`` is
+unique, so the item itself is never compared: tuples compare in C, a dataclass's ``__lt__`` in
+Python, and a week of history is a million comparisons)."""
 
 
 class Scheduler:
@@ -38,7 +44,7 @@ class Scheduler:
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self._heap: list[_Item] = []
+        self._heap: list[_Entry] = []
         self._seq = itertools.count()
         self._keyed: dict[Hashable, _Item] = {}
         self._pinned: float | None = None
@@ -57,7 +63,7 @@ class Scheduler:
         item = _Item(max(when, self._pinned or when), next(self._seq), fn, key)
         if key is not None:
             self._keyed[key] = item
-        heapq.heappush(self._heap, item)
+        heapq.heappush(self._heap, (item.when, item.seq, item))
 
     def after(self, delay: float, fn: Callable[[], None], key: Hashable | None = None) -> None:
         self.at(self.now() + max(0.0, delay), fn, key)
@@ -76,12 +82,12 @@ class Scheduler:
             item.cancelled = True
 
     def pending(self) -> int:
-        return sum(1 for i in self._heap if not i.cancelled)
+        return sum(1 for _, _, i in self._heap if not i.cancelled)
 
     def next_time(self) -> float | None:
-        while self._heap and self._heap[0].cancelled:
+        while self._heap and self._heap[0][2].cancelled:
             heapq.heappop(self._heap)
-        return self._heap[0].when if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def run_until(self, t: float | None = None) -> int:
         """Run every callback due at or before ``t`` (default: the clock's now). Returns the count."""
@@ -91,7 +97,7 @@ class Scheduler:
             nxt = self.next_time()
             if nxt is None or nxt > target:
                 break
-            item = heapq.heappop(self._heap)
+            item = heapq.heappop(self._heap)[2]
             if item.key is not None and self._keyed.get(item.key) is item:
                 del self._keyed[item.key]
             steps += 1
