@@ -31,6 +31,9 @@ class Index:
         self._pod_labels: dict[tuple[str, str], tuple[tuple[str, Any], ...]] = {}
         self._node_sig: dict[str, Any] = {}
         self._routine_rv = -1
+        self.significant_rv = 0
+        """The resource version of the last change that is not a heartbeat (:meth:`routine`):
+        what a controller derives can differ only when it moves."""
 
     def observe(self, ev: ChangeEvent) -> None:
         meta = ev.obj.get("metadata", {})
@@ -90,6 +93,8 @@ class Index:
                     self._pod_node[key] = node
                     self.pods_by_node[node].add(key)
                     self.node_epoch[node] += 1
+        if ev.rv != self._routine_rv:
+            self.significant_rv = ev.rv
 
     def routine(self, ev: ChangeEvent) -> bool:
         """A kubelet heartbeat: a node update that changed only ``lastHeartbeatTime`` (and the

@@ -13,6 +13,7 @@ from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.runtime import VERIFY_ENV, ResourceUsage, StaleCacheError
 
 HPAS = GroupResource("autoscaling", "horizontalpodautoscalers")
+LEASES = GroupResource("coordination.k8s.io", "leases")
 HOUR = 3600.0
 PHASE_S = 2950.0
 
@@ -93,6 +94,28 @@ def test_a_steady_hpa_is_only_noted_and_the_cluster_ends_the_same(monkeypatch: p
     assert hpa_a["status"]["desiredReplicas"] == 2
     assert condition(hpa_a, "ScalingLimited")["reason"] == "TooFewReplicas"  # held at its minimum
     assert every.usage_calls > 5 * steady.usage_calls, (every.usage_calls, steady.usage_calls)
+
+
+def test_heartbeats_do_not_end_a_steady_stretch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lease renewals every 10 s (an awake cluster) change nothing a sync reads
+    (``Index.significant_rv``): the HPA stays steady through them, and the cluster ends the same."""
+    monkeypatch.setenv(VERIFY_ENV, "0")
+    every, steady = CountingRuntime(), StampedRuntime()
+    twins = []
+    for runtime in (every, steady):
+        twin = runtime.twin = Twin(seed=0, clock=ManualClock(), runtime=runtime)
+        twin.store.create(
+            DEPLOYMENTS, deployment("api", replicas=2, container="api", requests={"cpu": "100m"})
+        )
+        runtime.set_demand(0.1)
+        twin.store.create(HPAS, hpa("api", min_r=2, max_r=6, util=50))
+        twin.advance(HOUR, step=60)
+        twins.append(twin)
+    a, b = twins
+    assert _log(b) == _log(a)
+    renewals = sum(1 for ev in b.store.log if ev.gr == LEASES and ev.type == "MODIFIED")
+    assert renewals > 300, renewals
+    assert every.usage_calls > 20 * steady.usage_calls, (every.usage_calls, steady.usage_calls)
 
 
 def test_a_stamp_that_hides_a_usage_change_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
