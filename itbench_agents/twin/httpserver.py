@@ -279,6 +279,9 @@ class HttpEndpoint:
         """Stop serving and close the socket. The serving loop notices a shutdown request only at
         its next poll (up to 0.1 s later): connections to it wake it at once, until it has stopped
         (each is accepted and closed unread, as a client that went away)."""
+        if not self._thread.is_alive():  # never started, or already stopped: nothing to wait for
+            self._server.server_close()
+            return
         stopped = threading.Event()
 
         def shutdown() -> None:
