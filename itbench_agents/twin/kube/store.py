@@ -191,14 +191,24 @@ class ObjectStore:
             meta.setdefault("creationTimestamp", rfc3339(self._now()))
             return self._commit(gr, "ADDED", obj)
 
-    def update(self, gr: GroupResource, obj: Obj, *, dry_run: bool = False, status_only: bool = False) -> Obj:
+    def update(
+        self,
+        gr: GroupResource,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        status_only: bool = False,
+        owned: bool = False,
+    ) -> Obj:
         """Replace an object. A ``resourceVersion`` in ``obj`` must match (else 409 Conflict).
 
         ``generation`` grows when anything outside ``metadata`` and ``status`` changes.
         With ``status_only`` only ``.status`` is taken from ``obj`` (the /status subresource).
+        With ``owned``, ``obj`` is a fresh copy the caller hands over and never touches again: the
+        store keeps it as it is rather than copying it first.
         """
         with self.lock:
-            obj = clone(obj)
+            obj = obj if owned else clone(obj)
             meta = obj.setdefault("metadata", {})
             ns, name = meta.get("namespace", "") or "", meta.get("name", "")
             old = self.must_get(gr, ns, name)
