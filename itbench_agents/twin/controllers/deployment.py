@@ -92,6 +92,10 @@ def _status_int(obj: Obj, key: str) -> int:
 class DeploymentController(Controller):
     name = "deployment-controller"
 
+    def __init__(self, twin: Any, index: Any) -> None:
+        super().__init__(twin, index)
+        self._rs_templates: dict[tuple[str, str], Obj] = {}
+
     def on_change(self, ev: ChangeEvent) -> None:
         meta = ev.obj.get("metadata", {})
         if ev.gr == DEPLOYMENTS and ev.type != "DELETED":
@@ -105,6 +109,20 @@ class DeploymentController(Controller):
             if rs is not None:
                 self.enqueue_owner(rs, DEPLOYMENTS)
 
+    def _rs_template(self, rs: Obj) -> Obj:
+        """A ReplicaSet's pod template without its hash label, as :func:`semantic` has it; kept per
+        stored version (every sync compares each of the Deployment's ReplicaSets)."""
+        meta = rs["metadata"]
+        key = (str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
+        if not all(key):  # not a stored object: nothing to key it by
+            return _strip_hash(rs["spec"].get("template") or {})
+        got = self._rs_templates.get(key)
+        if got is None:
+            if len(self._rs_templates) > 4096:
+                self._rs_templates.clear()
+            got = self._rs_templates[key] = _strip_hash(rs["spec"].get("template") or {})
+        return got
+
     # ------------------------------------------------------------------ sync
     def sync(self, key: tuple[str, str]) -> None:
         ns, name = key
@@ -117,7 +135,7 @@ class DeploymentController(Controller):
             key=lambda r: (r["metadata"].get("creationTimestamp", ""), r["metadata"]["name"]),
         )
         template = semantic(spec.get("template") or {})
-        new_rs = next((r for r in all_rs if _strip_hash(r["spec"].get("template") or {}) == template), None)
+        new_rs = next((r for r in all_rs if self._rs_template(r) == template), None)
         old_rs = [r for r in all_rs if r is not new_rs]
 
         replicas0 = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
