@@ -5,10 +5,11 @@ AbleToScale / ScalingActive / ScalingLimited and the controller's events.
 
 A steady HPA is not computed again: once a sync wrote nothing, scaled nothing and its
 recommendation came out of the stabilisation windows unchanged (so the windows can no longer move
-it), the next syncs only note that recommendation, until the store changes or the runtime's usage
-may have (``usage_stamp``; a leaking container's usage moves with time, so then every sync
-computes); heartbeats are not changes here (``Index.significant_rv``). A FinOps week is 40,000 syncs of an HPA held at its minimum. With
-``ITBENCH_TWIN_VERIFY_VERDICTS=1`` (the tests) every skipped sync is computed anyway and checked.
+it), the next syncs only note that recommendation, until the store changes (heartbeats aside:
+``Index.significant_rv``) or the runtime's usage may have (``usage_stamp``; a leaking container's
+usage moves with time, so then every sync computes). A FinOps week is 40,000 syncs of an HPA held
+at its minimum. With ``ITBENCH_TWIN_VERIFY_VERDICTS=1`` (the tests) every skipped sync is computed
+anyway and checked.
 """
 
 from __future__ import annotations
