@@ -11,6 +11,7 @@ from typing import Any
 import requests
 
 from ..scenario.spec import ExpectedAlert
+from .alert_wait import alerting_rules
 
 
 def alert_label(a: ExpectedAlert) -> str:
@@ -32,18 +33,7 @@ def firing_alerts(prometheus_url: str, names: Collection[str] | None = None) -> 
     elif not names:
         return []
     else:
-        wanted = sorted(set(names))
-        params = [("type", "alert"), *(("rule_name[]", n) for n in wanted)]
-        r = requests.get(prometheus_url.rstrip("/") + "/api/v1/rules", params=params, timeout=30)
-        r.raise_for_status()
-        groups = (r.json().get("data") or {}).get("groups") or []
-        alerts = [
-            a
-            for g in groups
-            for rule in g.get("rules") or []
-            if rule.get("type", "alerting") == "alerting" and rule.get("name") in wanted
-            for a in rule.get("alerts") or []
-        ]
+        alerts = [a for rule in alerting_rules(prometheus_url, names=names) for a in rule.get("alerts") or []]
     return [a for a in alerts if a.get("state") == "firing"]
 
 
