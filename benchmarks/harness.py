@@ -7,6 +7,7 @@
     uv run python benchmarks/harness.py --audit --reported   # ... and the same with the 5 reported ones too
     uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead, validate/audit --suite finops
     uv run python benchmarks/harness.py --executors   # episodes/min: worker processes vs a local Ray
+    uv run python benchmarks/harness.py --shared   # 3 agents per scenario: a shared preparation vs one each
 
 Prints medians (the overhead also by harness phase: deploy, inject, alert wait, settle + evaluate...);
 nothing is asserted (performance is measured here, not in tests).
@@ -65,13 +66,17 @@ PHASES = {
 
 def phase_times(run: Path) -> list[dict[str, float]]:
     """Per episode of ``run``: wall seconds from the previous mark to each phase's mark (the
-    trajectory's ``t_wall``; what follows the last mark, the teardown and the records, is not in it)."""
+    trajectory's ``t_wall``; what follows the last mark, the teardown and the records, is not in it).
+    An episode that shared its preparation counts the whole preparation (its marks' clock starts
+    again at the episode's own start)."""
     out = []
     for traj in sorted(run.glob("episodes/*/trajectory.jsonl")):
         prev, times = 0.0, {}
         for line in traj.read_text(encoding="utf-8").splitlines():
             ev = json.loads(line)
             label = PHASES.get(ev.get("phase", "")) if ev.get("type") == "env_event" else None
+            if label is not None and ev["t_wall"] < prev:  # the episode's own process begins
+                prev = 0.0
             if label is not None:
                 times[label] = times.get(label, 0.0) + ev["t_wall"] - prev
                 prev = ev["t_wall"]
@@ -80,20 +85,22 @@ def phase_times(run: Path) -> list[dict[str, float]]:
 
 
 def batch(
-    agent: str,
+    agent: str | list[AgentSpec],
     scenarios: list[str],
     concurrency: int,
     trials: int = 1,
     cpu: list[float] | None = None,
     executor: Executor | None = None,
     phases: list[dict[str, float]] | None = None,
+    share: bool = False,
 ) -> tuple[float, list]:  # type: ignore[type-arg]
     """Run a batch; with ``cpu`` (concurrency 1: episodes run in this process) append each episode's
     process CPU time (all threads: harness, twin servers, agent); with ``phases``, each episode's
-    :func:`phase_times`."""
+    :func:`phase_times`; with ``share``, the agents of a scenario share its preparation."""
     reg = ScenarioRegistry.default()
+    agents = [AgentSpec(name=agent)] if isinstance(agent, str) else agent
     with tempfile.TemporaryDirectory() as d:
-        cfg = RunConfig(scenarios=scenarios, agents=[AgentSpec(name=agent)], trials=trials)
+        cfg = RunConfig(scenarios=scenarios, agents=agents, trials=trials)
         _, specs, _ = start_run(Path(d) / "run", cfg, reg)
         last = [time.process_time()]
 
@@ -104,7 +111,14 @@ def batch(
             last[0] = now
 
         t0 = time.perf_counter()
-        s = run_batch(Path(d) / "run", specs, concurrency=concurrency, on_record=on_record, executor=executor)
+        s = run_batch(
+            Path(d) / "run",
+            specs,
+            concurrency=concurrency,
+            on_record=on_record,
+            executor=executor,
+            share_prepared=share,
+        )
         wall = time.perf_counter() - t0
         if phases is not None:
             phases.extend(phase_times(Path(d) / "run"))
@@ -180,6 +194,23 @@ def overhead(label: str, scenarios: list[str]) -> None:
         )
 
 
+def shared(label: str, scenarios: list[str], pairs: int = 2) -> None:
+    """Three agents per scenario (noop, labelled apart) on one worker process: each scenario's
+    preparation shared by its three episodes (``itbench run``'s default with worker processes) vs
+    one preparation per episode, one after the other (``pairs`` times)."""
+    agents = [AgentSpec(name="noop", label=f"noop-{i}") for i in (1, 2, 3)]
+    for _ in range(pairs):
+        for share in (False, True):
+            wall, recs = batch(agents, scenarios, 1, executor=ProcessExecutor(1), share=share)
+            over = [r.timing.harness_overhead_s for r in recs]
+            print(
+                f"{label}, 3 agents x {len(scenarios)} scenarios on one worker process, "
+                f"{'one shared preparation per scenario' if share else 'a preparation per episode'}: "
+                f"{wall:.1f} s wall, harness overhead per episode median {statistics.median(over):.2f} s "
+                f"(with its share of the preparation; target < 1 s)"
+            )
+
+
 def finops(audit: bool) -> None:
     overhead("FinOps cost incidents", FINOPS_SMALL)
     wall, last, rc = timed_cli("scenarios", "validate", "--suite", "finops", "--jobs", "2")
@@ -234,6 +265,11 @@ def main() -> None:
         help="only the FinOps cost incidents: overhead, validate --suite finops (and with --audit its audit)",
     )
     ap.add_argument(
+        "--shared",
+        action="store_true",
+        help="only 3 agents per scenario, SRE and FinOps: a shared preparation vs one per episode",
+    )
+    ap.add_argument(
         "--executors",
         action="store_true",
         help="only oracle episodes/min on worker processes vs a local Ray (concurrency 2)",
@@ -244,6 +280,10 @@ def main() -> None:
         return
     if args.finops:
         finops(args.audit)
+        return
+    if args.shared:
+        shared("FinOps cost incidents", FINOPS_SMALL)
+        shared("SRE", SMALL)
         return
 
     for label, history_s in (("1 hour", 3600.0), ("7 days", 7 * 86400.0)):

@@ -296,6 +296,16 @@ def run_cmd(
             envvar="ITBENCH_CHURN",
         ),
     ] = "default",
+    share_preparation: Annotated[
+        bool,
+        typer.Option(
+            "--share-preparation/--no-share-preparation",
+            help="the agents of a twin scenario (same trial and seed) start from one preparation — deploy, "
+            "baseline, faults, alert wait — each in a process forked from it: the same start, prepared once; "
+            "with worker processes (--concurrency 2 or more, --executor processes), where it leaves none idle",
+            envvar="ITBENCH_SHARE_PREPARATION",
+        ),
+    ] = True,
     fail_fast: Annotated[
         bool,
         typer.Option(
@@ -524,6 +534,8 @@ def run_cmd(
                 retry_errors=retry_errors,
                 on_record=progress.update,
                 executor=runner,
+                share_prepared=share_preparation and getattr(runner, "units_may_fork", False),
+                keep_workers_busy=True,
             )
     except BatchInterrupted as e:
         left = len(episodes) - already - e.summary.ran

@@ -179,16 +179,19 @@ def run_batch(
     fail_fast: bool = False,
     retry_errors: bool = False,
     share_prepared: bool = False,
+    keep_workers_busy: bool = False,
     on_record: Callable[[EpisodeRecord, BatchSummary], None] | None = None,
     executor: Executor | None = None,
 ) -> BatchSummary:
     """Run ``specs`` (those not done yet) on ``executor`` (``executors.py``; by default this process
     when ``concurrency`` is 1, else ``concurrency`` worker processes). With ``share_prepared``, the
     episodes of one scenario, trial and seed share one preparation of the environment
-    (``shared.py``) and their records arrive together."""
+    (``shared.py``) and their records arrive together; with ``keep_workers_busy`` too, only where
+    that leaves at least ``concurrency`` units of work."""
     done = done_keys(run_dir, retry_errors)
     todo = [s for s in specs if s.key not in done]
-    units = groups(todo) if share_prepared else [[s] for s in todo]
+    busy = concurrency if keep_workers_busy else 0
+    units = groups(todo, keep_busy=busy) if share_prepared else [[s] for s in todo]
     summary = BatchSummary(planned=len(specs), skipped=len(specs) - len(todo))
     log = EpisodeLog(run_dir)
 

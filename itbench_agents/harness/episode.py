@@ -233,6 +233,11 @@ class Prepared:
     alerts_fired_twin_s: float | None = None
     failure: str | None = None
     """Why the environment is not ready (an ``env_error``); None when it is."""
+    shared_by: int = 1
+    """How many episodes start from this preparation (``shared.py``)."""
+    wall_s: float = 0.0
+    """Wall seconds the preparation took, where it is shared (each episode's overhead counts its
+    ``1 / shared_by`` of them)."""
 
 
 def prepare(spec: EpisodeSpec, work: Path, t0: float) -> Prepared:
@@ -478,6 +483,9 @@ def run_episode(spec: EpisodeSpec, prepared: Prepared | None = None) -> EpisodeR
     fill_times(timing, diag, mitigation, output)
     wall = time.perf_counter() - t0
     timing.harness_overhead_s = max(0.0, wall - agent_wall)
+    if prepared is not None and prepared.shared_by > 1:  # its share of the preparation it started from
+        timing.preparation_shared_by = prepared.shared_by
+        timing.harness_overhead_s += prepared.wall_s / prepared.shared_by
     usage = tracker.usage if tracker else (output.usage if output else None)
     if output is not None and tracker is not None and output.usage.model_calls > tracker.usage.model_calls:
         usage = output.usage  # the agent counted more than it reported as events

@@ -84,6 +84,10 @@ class ProcessExecutor:
     pool: its episodes are recorded as harness errors and a fresh pool takes the rest."""
 
     name = "processes"
+    units_may_fork = True
+    """Its workers run nothing but their unit: episodes that share a preparation may fork from it
+    (``shared.py``). An executor without this attribute (this process, which may run a progress
+    bar's thread; Ray's workers) runs each episode from its own preparation in ``itbench run``."""
 
     def __init__(
         self, concurrency: int, *, ship_artifacts: bool = False, sink: ArtifactSink | None = None

@@ -180,7 +180,12 @@ class Timing(BaseModel):
     alerts_fired_twin_s: float | None = None
     """Twin seconds from injection until every expected alert fired."""
     harness_overhead_s: float = 0.0
-    """Wall seconds the harness spent outside the agent (deploy, inject, wait, settle, score)."""
+    """Wall seconds the harness spent outside the agent (deploy, inject, wait, settle, score); for
+    an episode that shared its preparation, its ``1 / preparation_shared_by`` of that preparation."""
+    preparation_shared_by: int = 1
+    """How many episodes started from this episode's preparation (deploy, baseline, faults, alert
+    wait; ``harness/shared.py``): 1 where it prepared its own. ``wall_s`` is the episode's own
+    process, without the shared preparation."""
 
     @field_serializer("mttd_wall_s", "mttd_twin_s", "mttr_wall_s", "mttr_twin_s")
     def _inf(self, v: float) -> float | str:

@@ -8,9 +8,15 @@ child serves the prepared twin on ports of its own, runs its agent, settles and 
 :func:`episode.run_episode` does) gives each the state a fresh preparation would, for the cost of
 one.
 
-Only where the process can fork safely: POSIX ``fork``, the built-in twin environment, and no
-thread left besides the caller's once the twin stopped serving; otherwise each episode prepares its
-own environment. A child that dies gets a ``harness_error`` record; the others still run.
+Only where the process can fork safely: POSIX ``fork``, a twin scenario file on the built-in twin
+environment (:func:`shareable`), and no thread left besides the caller's once the twin stopped
+serving; otherwise each episode prepares its own environment. A child that dies gets a
+``harness_error`` record; the others still run. Each episode's ``harness_overhead_s`` counts its
+share of the preparation (``Timing.preparation_shared_by``).
+
+``scenarios audit`` shares the preparation of each scenario among its strategies; ``itbench run``
+among its agents, where its workers are processes (``ProcessExecutor.units_may_fork``) and sharing
+leaves none of them idle (:func:`groups` with ``keep_busy``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Hashable, Iterable
 
+from ..scenario.spec import Scenario
 from .episode import EpisodeSpec, Prepared, _utc, prepare, run_episode
 from .records import EpisodeRecord
 from .workdir import private_workdir
@@ -47,12 +54,25 @@ def share_key(spec: EpisodeSpec) -> Hashable:
     )
 
 
-def groups(specs: Iterable[EpisodeSpec]) -> list[list[EpisodeSpec]]:
-    """``specs`` grouped by :func:`share_key`, in order of first appearance."""
+def shareable(spec: EpisodeSpec) -> bool:
+    """Whether ``spec``'s environment can be prepared once and forked: a twin scenario file
+    (SRE, FinOps cost incidents) on the built-in twin. A persona's own environment (CISO, FinOps
+    anomalies) or another backend prepares per episode."""
+    return spec.environment == "twin" and spec.backend == "twin" and isinstance(spec.scenario, Scenario)
+
+
+def groups(specs: Iterable[EpisodeSpec], keep_busy: int = 0) -> list[list[EpisodeSpec]]:
+    """``specs`` grouped by :func:`share_key`, in order of first appearance; a spec that is not
+    :func:`shareable` is a unit of its own. With ``keep_busy`` (the number of workers), no sharing
+    when it would leave fewer units than workers: the episodes of a unit run one after another, and
+    idle workers would cost more than the preparations saved (an LLM agent's turn takes minutes)."""
     out: dict[Hashable, list[EpisodeSpec]] = {}
-    for s in specs:
-        out.setdefault(share_key(s), []).append(s)
-    return list(out.values())
+    for i, s in enumerate(specs):
+        out.setdefault(share_key(s) if shareable(s) else ("alone", i), []).append(s)
+    units = list(out.values())
+    if len(units) < keep_busy:
+        return [[s] for unit in units for s in unit]
+    return units
 
 
 def can_fork() -> bool:
@@ -145,18 +165,22 @@ def run_shared(
             done(run_episode(s))
         return records
     work = private_workdir()
-    prepared = prepare(specs[0], work, time.perf_counter())
+    t0 = time.perf_counter()
+    prepared = prepare(specs[0], work, t0)
+    prepared.shared_by = len(specs)
     env = prepared.env
     forked = False
     try:
         detach = getattr(env, "detach", None)
         if prepared.failure is not None:
+            prepared.wall_s = time.perf_counter() - t0
             for s in specs:  # each would have failed the same way: the preparation is deterministic
                 done(run_episode(s, prepared))
         elif callable(detach):
             detach()
             _warm()
             if _alone():
+                prepared.wall_s = time.perf_counter() - t0
                 forked = True
                 for ev in prepared.events:
                     if ev.phase == "deployed" and isinstance(ev.detail, dict):

@@ -20,7 +20,7 @@ out) and returns three tables:
     strict pass: nothing named besides the root causes), ``mitigation_passed`` — booleans,
     ``<NA>`` where the persona has none —, the diagnosis metrics ``diagnosis_precision``,
     ``diagnosis_recall``, ``diagnosis_f1``, ``ntam_fl``, ``ntam_fpc``, ``chain_f1``); time
-    (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``mttd_twin_s``, ``mttr_twin_s``,
+    (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``preparation_shared_by``, ``mttd_twin_s``, ``mttr_twin_s``,
     ``mttd_wall_s``, ``mttr_wall_s``, ``alerts_fired_twin_s`` — NaN where it never happened, the
     records' ∞ —, ``started_at``, ``finished_at`` as UTC timestamps); cost (``steps``,
     ``input_tokens``, ``output_tokens``, ``cost_usd``, ``model_calls``, ``tool_calls``).
@@ -80,6 +80,7 @@ EPISODE_COLUMNS = (
     "wall_s",
     "agent_wall_s",
     "harness_overhead_s",
+    "preparation_shared_by",
     "mttd_twin_s",
     "mttr_twin_s",
     "mttd_wall_s",
@@ -156,6 +157,7 @@ def episode_row(r: EpisodeRecord, agents: dict[str, tuple[str, str | None]]) -> 
         "wall_s": r.wall_s,
         "agent_wall_s": t.agent_wall_s,
         "harness_overhead_s": t.harness_overhead_s,
+        "preparation_shared_by": t.preparation_shared_by,
         "mttd_twin_s": _finite(t.mttd_twin_s),
         "mttr_twin_s": _finite(t.mttr_twin_s),
         "mttd_wall_s": _finite(t.mttd_wall_s),
