@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.agent import EventSink
 from ..llm.client import LLMClient
-from ..llm.models import ModelConfigError, ModelSettings
+from ..llm.models import ModelConfigError, ModelSettings, import_chat_library
 from .base import AgentConfig
 
 
@@ -24,6 +24,12 @@ def settings_for(config: AgentConfig, tools: bool = False) -> ModelSettings:
         max_concurrency=int(config.options.get("max_concurrency", 4)),
         max_retries=int(config.options.get("max_retries", 4)),
     )
+
+
+def warm_model_libraries(config: AgentConfig) -> None:
+    """Import the chat libraries of the agent's model and its tool model (``registry.warm``)."""
+    for tools in (False, True):
+        import_chat_library(settings_for(config, tools=tools))
 
 
 def agent_llm(config: AgentConfig, events: EventSink) -> LLMClient:

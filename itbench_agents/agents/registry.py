@@ -9,6 +9,7 @@ first line is its description. A plug-in cannot replace a built-in agent's name.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 from dataclasses import dataclass
@@ -281,6 +282,22 @@ def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
     factory = getattr(module, attr)
     agent: Agent = factory(config or AgentConfig())
     return agent
+
+
+def warm(name: str, config: AgentConfig | None = None) -> None:
+    """Import what the agent's turn would import: its module, and what its module's ``warm(config)``
+    imports, if it has one (the LLM agents: their graph and their model's chat library; litellm
+    alone takes seconds). A process that forks one child per episode from a shared preparation
+    (``harness/shared.py``) calls it first, so that no child imports them again inside its agent's
+    timed turn. Never raises: an agent that does not load fails in its episode, as without this."""
+    with contextlib.suppress(Exception):
+        e = entry(name)
+        if e.load_error:
+            return
+        module = importlib.import_module(e.target.partition(":")[0])
+        hook = getattr(module, "warm", None)
+        if callable(hook):
+            hook(config or AgentConfig())
 
 
 def preflight(name: str, config: AgentConfig) -> None:

@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Hashable, Iterable
 
 from ..scenario.spec import Scenario
-from .episode import EpisodeSpec, Prepared, _utc, prepare, run_episode
+from .episode import EpisodeSpec, Prepared, _utc, agent_config_for, prepare, run_episode
 from .records import EpisodeRecord
 from .workdir import private_workdir
 
@@ -92,14 +92,19 @@ def crash_record(spec: EpisodeSpec, why: str) -> EpisodeRecord:
     return spec.record(termination="harness_error", error=why, started_at=now, finished_at=now, wall_s=0.0)
 
 
-def _warm() -> None:
+def _warm(specs: list[EpisodeSpec]) -> None:
     """Load in the preparing process what every child would otherwise load for itself: the token
-    encoding that caps tool observations (a quarter of a second each) and the built-in tools."""
+    encoding that caps tool observations (a quarter of a second each), the built-in tools, and what
+    the agents' turns import (``agents.registry.warm``: an LLM agent's libraries take seconds, which
+    each child would otherwise spend inside its agent's timed turn)."""
+    from ..agents.registry import warm
     from ..llm.tokens import count_tokens
     from ..tools.registry import all_tools
 
     count_tokens("")
     all_tools()
+    for spec in {s.agent.display: s for s in specs}.values():
+        warm(spec.agent.name, agent_config_for(spec.agent))
 
 
 def _in_child(spec: EpisodeSpec, prepared: Prepared, wfd: int) -> None:
@@ -178,7 +183,7 @@ def run_shared(
                 done(run_episode(s, prepared))
         elif callable(detach):
             detach()
-            _warm()
+            _warm(specs)
             if _alone():
                 prepared.wall_s = time.perf_counter() - t0
                 forked = True

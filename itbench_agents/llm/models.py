@@ -83,6 +83,24 @@ def api_key(settings: ModelSettings) -> str | None:
     return None
 
 
+def _chat_litellm() -> Any:
+    """``ChatLiteLLM``, litellm imported with its packaged price map (no fetch at import)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from langchain_litellm import ChatLiteLLM
+
+    return ChatLiteLLM
+
+
+def import_chat_library(settings: ModelSettings) -> None:
+    """Import the library :func:`make_chat_model` uses for ``settings``, making no model: a process
+    that then forks one child per episode (``harness/shared.py``) imports it once (litellm alone
+    takes seconds)."""
+    if settings.backend == "openai":
+        import langchain_openai  # noqa: F401
+    elif settings.backend == "litellm":
+        _chat_litellm()
+
+
 def make_chat_model(settings: ModelSettings, role: str = "agent") -> Any:
     """A LangChain chat model for ``settings`` (no network until it is called)."""
     backend = settings.backend
@@ -107,9 +125,7 @@ def make_chat_model(settings: ModelSettings, role: str = "agent") -> Any:
         if settings.max_tokens:
             kwargs["max_tokens"] = settings.max_tokens
         return ChatOpenAI(**kwargs)
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from langchain_litellm import ChatLiteLLM
-
+    ChatLiteLLM = _chat_litellm()  # noqa: N806 - a class
     lkwargs: dict[str, Any] = {
         "model": settings.model,
         "temperature": settings.temperature,

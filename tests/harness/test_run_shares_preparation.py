@@ -113,3 +113,57 @@ def test_a_shared_run_records_each_episode_with_its_share_of_the_preparation(tmp
         assert x.timing.harness_overhead_s - (x.wall_s - x.timing.agent_wall_s) > 0.05
     passed = {(x.scenario_id, x.agent): bool(x.mitigation and x.mitigation.passed) for x in recs}
     assert passed == {(s, a): a == "oracle" for s in SRE for a in ("noop", "oracle")}
+
+
+WARM = """
+import os, sys
+from itbench_agents.agents.base import AgentConfig
+from itbench_agents.agents.registry import warm
+loaded = lambda: sorted(m for m in ("litellm", "langgraph", "langchain_openai") if m in sys.modules)
+warm("noop")
+warm("no-such-agent")  # fails in its episode, not here
+print(loaded())
+warm("sre-react", AgentConfig(model="scripted:script.yaml"))
+print(loaded())
+warm("sre-react", AgentConfig(model="openai/gpt-4o"))
+print(loaded())
+warm("sre-react", AgentConfig(model="anthropic/claude-3-5-sonnet-20240620"))
+print(loaded(), os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"))
+"""
+
+
+def test_warming_an_agent_imports_what_its_turn_would(tmp_path: Path) -> None:
+    """What a shared preparation loads before it forks (``agents.registry.warm``): nothing for a
+    non-LLM agent, an LLM agent's graph and its model's chat library only (litellm, seconds to
+    import, only for a litellm model; with its packaged price map, as the model layer imports it)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    out = subprocess.run(
+        [sys.executable, "-c", WARM], env=env, capture_output=True, text=True, timeout=120, check=True
+    ).stdout.splitlines()
+    assert out == [
+        "[]",
+        "['langgraph']",
+        "['langchain_openai', 'langgraph']",
+        "['langchain_openai', 'langgraph', 'litellm'] True",
+    ]
+
+
+def test_a_shared_preparation_warms_each_agent_of_its_unit_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from itbench_agents.agents import registry
+    from itbench_agents.harness import shared
+
+    warmed: list[tuple[str, str | None]] = []
+    monkeypatch.setattr(registry, "warm", lambda name, config: warmed.append((name, config.model)))
+    agents = [
+        AgentSpec(name="noop"),
+        AgentSpec(name="sre-react", model="scripted:a.yaml"),
+        AgentSpec(name="noop", label="noop-2"),
+    ]
+    shared._warm(specs(tmp_path, SRE[:1], agents))
+    assert warmed == [("noop", None), ("sre-react", "scripted:a.yaml"), ("noop", None)]

@@ -19,10 +19,18 @@ def make_agent(config: AgentConfig) -> FinopsReactAgent:
     return FinopsReactAgent(config)
 
 
+def warm(config: AgentConfig) -> None:
+    """Import what the agent's turns import: sre-react's graph and models, the anomaly graph."""
+    from ..sre_react import warm as sre_warm
+    from . import anomaly  # noqa: F401
+
+    sre_warm(config)
+
+
 def preflight(config: AgentConfig) -> None:
     from ..sre_react import preflight as sre_preflight
 
     sre_preflight(config)
 
 
-__all__ = ["FinopsReactAgent", "make_agent", "preflight"]
+__all__ = ["FinopsReactAgent", "make_agent", "preflight", "warm"]

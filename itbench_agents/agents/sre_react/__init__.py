@@ -15,6 +15,15 @@ def make_agent(config: AgentConfig) -> SREReactAgent:
     return SREReactAgent(config)
 
 
+def warm(config: AgentConfig) -> None:
+    """Import what the agent's turn imports: its graph (LangGraph) and its models' chat libraries
+    (``registry.warm``)."""
+    from ..llm_agent import warm_model_libraries
+    from .graph import graph  # noqa: F401
+
+    warm_model_libraries(config)
+
+
 def preflight(config: AgentConfig) -> None:
     """Raise :class:`~itbench_agents.llm.models.ModelConfigError` with one clear message when the
     agent model or tool model cannot work (unknown string, missing key, unreachable server)."""
@@ -29,4 +38,4 @@ def preflight(config: AgentConfig) -> None:
         preflight_model(settings_for(config, tools=True), replay_dir=config.replay_dir, role="tools")
 
 
-__all__ = ["SREReactAgent", "make_agent", "preflight"]
+__all__ = ["SREReactAgent", "make_agent", "preflight", "warm"]
