@@ -5,7 +5,7 @@
     uv run python benchmarks/harness.py --quick    # fewer scenarios, no validate --all
     uv run python benchmarks/harness.py --audit    # also `scenarios audit --all --jobs 2` (the judged strategies)
     uv run python benchmarks/harness.py --audit --reported   # ... and the same with the 5 reported ones too
-    uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead, validate/audit --suite finops
+    uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead (alone, and 3 agents sharing), validate/audit --suite finops
     uv run python benchmarks/harness.py --executors   # episodes/min: worker processes vs a local Ray
     uv run python benchmarks/harness.py --shared   # 3 agents per scenario: a shared preparation vs one each
 
@@ -213,6 +213,7 @@ def shared(label: str, scenarios: list[str], pairs: int = 2) -> None:
 
 def finops(audit: bool) -> None:
     overhead("FinOps cost incidents", FINOPS_SMALL)
+    shared("FinOps cost incidents", FINOPS_SMALL, pairs=1)
     wall, last, rc = timed_cli("scenarios", "validate", "--suite", "finops", "--jobs", "2")
     print(
         f"itbench scenarios validate --suite finops --jobs 2: {wall:.1f} s wall ({last}; exit {rc})  (target < 180 s)"
