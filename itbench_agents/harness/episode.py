@@ -171,9 +171,14 @@ def agent_config_for(spec: AgentSpec) -> AgentConfig:
 
 
 def make_agent_for(spec: AgentSpec) -> Any:
-    from ..agents.registry import make_agent
+    """The agent of ``spec``, with what its turn would import loaded first (``registry.warm``: an
+    LLM agent's libraries take seconds), so that no agent's timed turn pays for them, whichever
+    episode of its process it is."""
+    from ..agents.registry import make_agent, warm
 
-    return make_agent(spec.name, agent_config_for(spec))
+    config = agent_config_for(spec)
+    warm(spec.name, config)
+    return make_agent(spec.name, config)
 
 
 def score_outcome(

@@ -167,3 +167,22 @@ def test_a_shared_preparation_warms_each_agent_of_its_unit_once(
     ]
     shared._warm(specs(tmp_path, SRE[:1], agents))
     assert warmed == [("noop", None), ("sre-react", "scripted:a.yaml"), ("noop", None)]
+
+
+def test_what_an_agent_imports_is_loaded_before_its_timed_turn(tmp_path: Path) -> None:
+    """Every episode (shared or not) loads what its agent's turn would import before the turn
+    starts (``make_agent_for`` calls ``registry.warm``): the first episode of a process does not
+    spend its agent's wall time on imports."""
+    import itbench_warmed  # type: ignore[import-not-found]  # tests/harness/plugins
+
+    from itbench_agents.harness.episode import run_episode
+
+    config = RunConfig(
+        scenarios=SRE[:1],
+        agents=[AgentSpec(name="itbench_warmed:make_agent", model="scripted:x.yaml")],
+        environment="itbench_fakes:make_env",
+    )
+    (spec,) = plan(config, Catalogue.default(), "r", tmp_path / "r")
+    rec = run_episode(spec)
+    assert rec.termination == "submitted", rec.error
+    assert itbench_warmed.WARMED == ["scripted:x.yaml"] and itbench_warmed.AT_TURN == [1]
