@@ -523,6 +523,11 @@ def run_cmd(
         console.print(f"[bold yellow]WARNING[/]: {unsandboxed}", highlight=False, soft_wrap=True)
     done = done_keys(folder, retry_errors)
     already = sum(1 for e in episodes if e.key in done)
+    share = share_preparation and getattr(runner, "units_may_fork", False)
+    if share:
+        shared = _shared_preparations([e for e in episodes if e.key not in done], concurrency)
+        if shared:
+            console.print(shared, highlight=False, soft_wrap=True)
     restore_signals = interrupt_on_signals(second_exits=True)  # Ctrl-C, SIGTERM: stop, resume later
     try:
         with BatchProgress(console, total=len(episodes), completed=already) as progress:
@@ -534,7 +539,7 @@ def run_cmd(
                 retry_errors=retry_errors,
                 on_record=progress.update,
                 executor=runner,
-                share_prepared=share_preparation and getattr(runner, "units_may_fork", False),
+                share_prepared=share,
                 keep_workers_busy=True,
             )
     except BatchInterrupted as e:
@@ -594,6 +599,21 @@ def score_cmd(
         print(summary.model_dump_json(indent=1))
         return
     print_table(overall_table(summary))
+
+
+def _shared_preparations(todo: list[Any], concurrency: int) -> str | None:
+    """The line that says how many preparations the episodes to run share (None: none shared)."""
+    from ..harness.shared import groups
+
+    units = groups(todo, keep_busy=concurrency)
+    shared = [u for u in units if len(u) > 1]
+    if not shared:
+        return None
+    n = sum(len(u) for u in shared)
+    return (
+        f"{_count(n, 'episode')} from {_count(len(shared), 'shared preparation')} (the agents of a scenario "
+        "start from one twin, each in a process forked from it; --no-share-preparation: one each)"
+    )
 
 
 def _count(n: int, noun: str) -> str:

@@ -89,6 +89,7 @@ def test_the_run_shares_with_worker_processes_unless_told_not_to(
     (kw,) = batches
     assert kw["share_prepared"] is shared
     assert kw["keep_workers_busy"] is True
+    assert ("4 episodes from 2 shared preparations" in r.output) is shared
 
 
 @pytest.mark.skipif(not can_fork(), reason="sharing a preparation needs os.fork")
