@@ -287,9 +287,10 @@ def make_agent(name: str, config: AgentConfig | None = None) -> Agent:
 def warm(name: str, config: AgentConfig | None = None) -> None:
     """Import what the agent's turn would import: its module, and what its module's ``warm(config)``
     imports, if it has one (the LLM agents: their graph and their model's chat library; litellm
-    alone takes seconds). A process that forks one child per episode from a shared preparation
-    (``harness/shared.py``) calls it first, so that no child imports them again inside its agent's
-    timed turn. Never raises: an agent that does not load fails in its episode, as without this."""
+    alone takes seconds). The harness calls it before each agent's timed turn (no turn pays for
+    imports, whichever episode of its process it is), and before a shared preparation forks one
+    child per episode (``harness/shared.py``: the children find them loaded). Never raises: an
+    agent that does not load fails in its episode, as without this."""
     with contextlib.suppress(Exception):
         e = entry(name)
         if e.load_error:
