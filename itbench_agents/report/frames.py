@@ -20,8 +20,9 @@ out) and returns three tables:
     strict pass: nothing named besides the root causes), ``mitigation_passed`` — booleans,
     ``<NA>`` where the persona has none —, the diagnosis metrics ``diagnosis_precision``,
     ``diagnosis_recall``, ``diagnosis_f1``, ``ntam_fl``, ``ntam_fpc``, ``chain_f1``); time
-    (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``preparation_shared_by``, ``mttd_twin_s``, ``mttr_twin_s``,
-    ``mttd_wall_s``, ``mttr_wall_s``, ``alerts_fired_twin_s`` — NaN where it never happened, the
+    (``wall_s``, ``agent_wall_s``, ``harness_overhead_s``, ``preparation_shared_by``,
+    ``mttd_twin_s``, ``mttr_twin_s``, ``mttd_wall_s``, ``mttr_wall_s``,
+    ``alerts_fired_twin_s`` — NaN where it never happened, the
     records' ∞ —, ``started_at``, ``finished_at`` as UTC timestamps); cost (``steps``,
     ``input_tokens``, ``output_tokens``, ``cost_usd``, ``model_calls``, ``tool_calls``).
 ``scores``
