@@ -49,6 +49,7 @@ class Scheduler:
         self._keyed: dict[Hashable, _Item] = {}
         self._pinned: float | None = None
         self._last = clock.now()
+        self._target: float | None = None
 
     def now(self) -> float:
         """The current virtual time; while a callback runs, that callback's time."""
@@ -89,9 +90,21 @@ class Scheduler:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else None
 
+    def horizon(self) -> float | None:
+        """While :meth:`run_until` runs: the time it runs to (nothing outside the scheduler's
+        callbacks touches the twin before then); None otherwise."""
+        return self._target
+
     def run_until(self, t: float | None = None) -> int:
         """Run every callback due at or before ``t`` (default: the clock's now). Returns the count."""
         target = self.clock.now() if t is None else t
+        outer, self._target = self._target, target
+        try:
+            return self._run_until(target)
+        finally:
+            self._target = outer
+
+    def _run_until(self, target: float) -> int:
         steps = 0
         while True:
             nxt = self.next_time()

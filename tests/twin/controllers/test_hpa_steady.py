@@ -4,13 +4,17 @@ noted. The cluster must come out exactly as when every sync is computed."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from ctl_helpers import DEPLOYMENTS, ScriptedRuntime, condition, deployment, hpa
 
 from itbench_agents.k8s.kinds import GroupResource
 from itbench_agents.twin.clock import ManualClock
+from itbench_agents.twin.controllers.hpa import HorizontalPodAutoscalerController
 from itbench_agents.twin.instance import Twin
 from itbench_agents.twin.runtime import VERIFY_ENV, ResourceUsage, StaleCacheError
+from itbench_agents.twin.scheduler import Scheduler
 
 HPAS = GroupResource("autoscaling", "horizontalpodautoscalers")
 LEASES = GroupResource("coordination.k8s.io", "leases")
@@ -132,3 +136,54 @@ def test_the_check_passes_an_honest_stamp(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv(VERIFY_ENV, "1")
     runtime = StampedRuntime()
     assert _surge_and_calm(_quiet_twin(runtime), runtime) == [2, 4, 2]
+
+
+def _hpa_controller(twin: Twin) -> HorizontalPodAutoscalerController:
+    return next(
+        c
+        for c in twin.controllers.controllers  # type: ignore[attr-defined]
+        if isinstance(c, HorizontalPodAutoscalerController)
+    )
+
+
+def test_steady_syncs_with_nothing_between_them_are_done_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The syncs a steady one stands for (nothing else due before them, within the same run) are
+    noted by it, not each run from its own timer: the cluster, and the recommendations the
+    stabilisation windows will read, come out exactly as when each sync runs apart."""
+    monkeypatch.setenv(VERIFY_ENV, "0")
+    apart, together = StampedRuntime(), StampedRuntime()
+    a, b = _quiet_twin(apart), _quiet_twin(together)
+    syncs = {id(a): 0, id(b): 0}
+    real_sync = HorizontalPodAutoscalerController.sync
+
+    def counting_sync(self: HorizontalPodAutoscalerController, key: tuple[str, str]) -> None:
+        syncs[id(self.twin)] += 1
+        real_sync(self, key)
+
+    monkeypatch.setattr(HorizontalPodAutoscalerController, "sync", counting_sync)
+    monkeypatch.setattr(_hpa_controller(a), "_steady_run", lambda now: [now])  # one timer per sync
+    assert _surge_and_calm(a, apart) == [2, 4, 2]
+    assert _surge_and_calm(b, together) == [2, 4, 2]
+    assert _log(b) == _log(a)
+    assert _hpa_controller(b)._recs == _hpa_controller(a)._recs
+    assert syncs[id(a)] > 3 * syncs[id(b)], syncs  # hops of 60 s: up to 4 syncs a timer
+
+
+def test_a_callback_due_before_the_next_sync_ends_the_run_of_steady_syncs() -> None:
+    """Only the syncs due before the scheduler's next callback (strictly: one due at the same
+    time was scheduled first, so it runs first) and not past the running ``run_until`` are done
+    at once; outside a run, none."""
+    clock = ManualClock()
+    sched = Scheduler(clock)
+    ctl = HorizontalPodAutoscalerController(SimpleNamespace(store=None, scheduler=sched), index=None)
+    t0 = clock.now()
+    assert ctl._steady_run(t0) == [t0]  # not inside run_until: the API may write next
+    seen: list[list[float]] = []
+    sched.at(t0 + 46.0, lambda: None)  # due with the fourth sync, and scheduled before it
+    sched.at(t0 + 1.0, lambda: seen.append(ctl._steady_run(t0 + 1.0)))
+    sched.run_until(t0 + 100.0)
+    assert seen == [[t0 + 1.0, t0 + 16.0, t0 + 31.0]]
+    sched.at(t0 + 101.0, lambda: seen.append(ctl._steady_run(t0 + 101.0)))
+    sched.run_until(t0 + 140.0)
+    assert seen[-1] == [t0 + 101.0, t0 + 116.0, t0 + 131.0]  # t0 + 146 is past this run
+    assert sched.horizon() is None
