@@ -99,7 +99,7 @@ class HealthTimeline:
         if self._times and snap.since == self._times[-1]:
             self._snaps[-1] = snap
             return
-        if self._snaps and _same_health(self._snaps[-1], snap):
+        if self._snaps and same_health(self._snaps[-1], snap):
             return
         self._times.append(snap.since)
         self._snaps.append(snap)
@@ -118,5 +118,6 @@ class HealthTimeline:
         return len(self._snaps)
 
 
-def _same_health(a: AppHealth, b: AppHealth) -> bool:
+def same_health(a: AppHealth, b: AppHealth) -> bool:
+    """Whether two snapshots tell the same health (their times aside)."""
     return a.services == b.services and a.edges == b.edges and a.namespace == b.namespace

@@ -114,17 +114,21 @@ class HorizontalPodAutoscalerController(Controller):
         return times
 
     def _remember_all(self, uid: str, times: list[float], desired: int, keep: float) -> None:
-        """:meth:`_remember` at each of ``times`` (ascending): only those within ``keep`` of the last
-        can outlive the last one's pruning."""
+        """:meth:`_remember` at each of ``times`` (ascending), pruned once, at the last: only those
+        within ``keep`` of it outlive its pruning, and the earlier prunings remove nothing it keeps."""
         last = times[-1]
-        for t in times:
-            if t > last - keep or t == last:
-                self._remember(uid, t, desired, keep)
+        recs = self._recs[uid]
+        recs.extend((t, desired) for t in times if t > last - keep or t == last)
+        self._prune(recs, last, keep)
 
     def _remember(self, uid: str, now: float, desired: int, keep: float) -> list[tuple[float, int]]:
         """Note a recommendation; forget those older than ``keep`` (the latest always stays)."""
         recs = self._recs[uid]
         recs.append((now, desired))
+        return self._prune(recs, now, keep)
+
+    @staticmethod
+    def _prune(recs: list[tuple[float, int]], now: float, keep: float) -> list[tuple[float, int]]:
         # recommendations arrive in time order: the ones older than the longest window are a prefix
         old = 0
         while old < len(recs) - 1 and recs[old][0] <= now - keep:
