@@ -8,6 +8,7 @@
     uv run python benchmarks/harness.py --finops   # FinOps cost incidents: overhead (alone, and 3 agents sharing), validate/audit --suite finops
     uv run python benchmarks/harness.py --executors   # episodes/min: worker processes vs a local Ray
     uv run python benchmarks/harness.py --shared   # 3 agents per scenario: a shared preparation vs one each
+    uv run python benchmarks/harness.py --finops --repeat 3   # the overhead's episodes 3 times (a noisy machine)
 
 Prints medians (the overhead also by harness phase: deploy, inject, alert wait, settle + evaluate...);
 nothing is asserted (performance is measured here, not in tests).
@@ -168,19 +169,30 @@ def timed_cli(*args: str) -> tuple[float, str, int]:
     return time.perf_counter() - t0, last, r.returncode
 
 
-def overhead(label: str, scenarios: list[str]) -> None:
+def overhead(label: str, scenarios: list[str], repeat: int = 1) -> None:
     """The overhead of ``scenarios``' noop episodes after one episode of the first (the first in a
-    process pays the imports: reported apart, as a run pays it once per worker)."""
+    process pays the imports: reported apart, as a run pays it once per worker); with ``repeat``,
+    the batch that many times, and also each scenario's least disturbed episode (a shared machine's
+    neighbours move single figures by a quarter)."""
     _, first = batch("noop", scenarios[:1], 1)
     cpu: list[float] = []
     phases: list[dict[str, float]] = []
-    wall, recs = batch("noop", scenarios, 1, cpu=cpu, phases=phases)
+    recs = []
+    for _ in range(repeat):
+        recs += batch("noop", scenarios, 1, cpu=cpu, phases=phases)[1]
     over = [r.timing.harness_overhead_s for r in recs]
     print(
         f"harness overhead per episode ({label}, noop agent, {len(recs)} episodes, twin, excl. agent): "
         f"median {statistics.median(over):.2f} s, max {max(over):.2f} s  (target < 1 s); "
         f"the first episode in a process, with its imports: {first[0].timing.harness_overhead_s:.2f} s"
     )
+    if repeat > 1:
+        least = {s: min(r.timing.harness_overhead_s for r in recs if r.scenario_id == s) for s in scenarios}
+        print(
+            f"  each scenario's least disturbed of {repeat}: median {statistics.median(least.values()):.2f} s  ("
+            + ", ".join(f"{s.split('/')[-1]} {v:.2f}" for s, v in least.items())
+            + ")"
+        )
     print(
         f"  CPU time per episode (process time, all threads; independent of other load on the machine): "
         f"median {statistics.median(cpu):.2f} s, max {max(cpu):.2f} s"
@@ -211,8 +223,8 @@ def shared(label: str, scenarios: list[str], pairs: int = 2) -> None:
             )
 
 
-def finops(audit: bool) -> None:
-    overhead("FinOps cost incidents", FINOPS_SMALL)
+def finops(audit: bool, repeat: int) -> None:
+    overhead("FinOps cost incidents", FINOPS_SMALL, repeat)
     shared("FinOps cost incidents", FINOPS_SMALL, pairs=1)
     wall, last, rc = timed_cli("scenarios", "validate", "--suite", "finops", "--jobs", "2")
     print(
@@ -275,12 +287,19 @@ def main() -> None:
         action="store_true",
         help="only oracle episodes/min on worker processes vs a local Ray (concurrency 2)",
     )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the overhead's episodes N times; also print each scenario's least disturbed one",
+    )
     args = ap.parse_args()
     if args.executors:
         executors(args.quick)
         return
     if args.finops:
-        finops(args.audit)
+        finops(args.audit, args.repeat)
         return
     if args.shared:
         shared("FinOps cost incidents", FINOPS_SMALL)
@@ -296,7 +315,7 @@ def main() -> None:
         )
     scenarios = SMALL[:3] if args.quick else SMALL
 
-    overhead("SRE", scenarios)
+    overhead("SRE", scenarios, args.repeat)
 
     rates = {}
     for c in (1, 2):
