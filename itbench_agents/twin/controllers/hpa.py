@@ -88,7 +88,7 @@ class HorizontalPodAutoscalerController(Controller):
                 now = self.now()
                 times = self._steady_run(now)
                 self.enqueue_at(times[-1] + SYNC_PERIOD_S, key)
-                self._remember_all(steady.uid, times, steady.desired, steady.keep)
+                self._remember(steady.uid, times, steady.desired, steady.keep)
             self._steady[key] = steady
             return
         outcome = self._sync(key)
@@ -113,25 +113,16 @@ class HorizontalPodAutoscalerController(Controller):
             t += SYNC_PERIOD_S
         return times
 
-    def _remember_all(self, uid: str, times: list[float], desired: int, keep: float) -> None:
-        """:meth:`_remember` at each of ``times`` (ascending), pruned once, at the last: only those
-        within ``keep`` of it outlive its pruning, and the earlier prunings remove nothing it keeps."""
+    def _remember(self, uid: str, times: list[float], desired: int, keep: float) -> list[tuple[float, int]]:
+        """Note a recommendation at each of ``times`` (ascending); forget those older than ``keep``
+        at the last (the latest always stays). Pruned once: the earlier prunings would remove
+        nothing this one keeps."""
         last = times[-1]
         recs = self._recs[uid]
         recs.extend((t, desired) for t in times if t > last - keep or t == last)
-        self._prune(recs, last, keep)
-
-    def _remember(self, uid: str, now: float, desired: int, keep: float) -> list[tuple[float, int]]:
-        """Note a recommendation; forget those older than ``keep`` (the latest always stays)."""
-        recs = self._recs[uid]
-        recs.append((now, desired))
-        return self._prune(recs, now, keep)
-
-    @staticmethod
-    def _prune(recs: list[tuple[float, int]], now: float, keep: float) -> list[tuple[float, int]]:
         # recommendations arrive in time order: the ones older than the longest window are a prefix
         old = 0
-        while old < len(recs) - 1 and recs[old][0] <= now - keep:
+        while old < len(recs) - 1 and recs[old][0] <= last - keep:
             old += 1
         if old:
             del recs[:old]
@@ -270,7 +261,7 @@ class HorizontalPodAutoscalerController(Controller):
         uid = hpa["metadata"]["uid"]
         self._recs.setdefault(uid, [(now, current)])
         keep = max(down_window, up_window)
-        recs = self._remember(uid, now, desired, keep)
+        recs = self._remember(uid, [now], desired, keep)
         recommended = desired
         if desired < current:
             desired = max(r for t, r in recs if t > now - down_window or t == now)
