@@ -87,6 +87,10 @@ class TwinBackend:
 
     def end_agent_turn(self) -> None:
         end_agent_turn(self.twin)
+        # from here on only the harness asks, and of the alerts only which are pending or firing
+        # (endstate.py, firing.py): their rules catch up from their last evaluations where those decide
+        if self.twin.alerts is not None:
+            self.twin.alerts.ask_states_only()
 
     def advanced_by_agent_s(self) -> float:
         return advanced_by_agent(self.twin)

@@ -69,9 +69,11 @@ def reference_engine(twin: Any, start: float) -> Any:
 
     f = rule_file()
     groups = [(str(f), g) for g in load_rule_file(f)]
-    return AlertEngine(
+    engine = AlertEngine(
         lambda: twin.metrics, groups, start=start, lock=twin.lock, share_subqueries_with=twin.alerts
     )
+    engine.ask_states_only()  # only which alerts fire is asked of it (twin_extension.end_state_checks)
+    return engine
 
 
 def canary_size(

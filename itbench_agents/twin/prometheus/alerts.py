@@ -14,7 +14,10 @@ Templating of labels/annotations supports ``{{ $labels.name }}``, ``{{ $value }}
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+import os
 import re
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -27,9 +30,11 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..runtime import VERIFY_ENV
 from ..telemetry.sources import STALE_NAN, Matcher, MetricMetadata, Series, SeriesSource, match_all
 from .engine import Engine
 from .memstore import MemorySeriesSource
+from .states_only import active_throughout, check_same, deciding_steps
 from .subquery_cache import SubqueryCache
 from .syntax import binding_failed, parse
 from .values import LabelKey, Labels, PromQLError, label_key
@@ -306,6 +311,9 @@ class AlertEngine:
         self.subquery_cache = SubqueryCache()
         """Subqueries' inner results at final timestamps, kept between evaluations."""
         self._cached_source: SeriesSource | None = None
+        self.states_only = False
+        """Set by :meth:`ask_states_only`: no ``ALERTS`` history, catch-ups from their last steps."""
+        self._verify = os.environ.get(VERIFY_ENV, "") == "1"
         self._next: dict[int, float] = {}
         for i, st in enumerate(self.states):
             self._next[i] = math.ceil(self.start / st.interval_s) * st.interval_s
@@ -318,6 +326,15 @@ class AlertEngine:
             self.start = max(self.start, float(t))
             for i, st in enumerate(self.states):
                 self._next[i] = max(self._next[i], math.ceil(self.start / st.interval_s) * st.interval_s)
+
+    def ask_states_only(self) -> None:
+        """From now on only the alerts' states are asked (the harness, once the agent's turn is over:
+        pending and firing alerts, the rules' health): a rule's catch-up runs over its last
+        evaluations only when they decide it (``states_only.py``: the same answers, ``activeAt``
+        included), the ``ALERTS`` and ``ALERTS_FOR_STATE`` series are no longer written (reading
+        them is an error) and the resolved alerts are no longer all kept."""
+        with self._own:
+            self.states_only = True
 
     def replace_file(self, file: str, groups: list[RuleGroup], now: float) -> None:
         """Load ``groups`` as the rule file ``file``, replacing what that file held (Prometheus' rule
@@ -376,7 +393,10 @@ class AlertEngine:
                 last = math.floor(now / st.interval_s) * st.interval_s
                 if last < first:
                     continue
-                self._evaluate_range(engine, st, first, last)
+                if self.states_only:
+                    self._evaluate_states(engine, st, first, last)
+                else:
+                    self._evaluate_range(engine, st, first, last)
                 self._next[i] = last + st.interval_s
 
     def _subquery_cache_for(self, src: SeriesSource | None) -> SubqueryCache:
@@ -387,22 +407,41 @@ class AlertEngine:
             owner._cached_source, owner.subquery_cache = src, SubqueryCache()
         return owner.subquery_cache
 
-    def _evaluate_range(self, engine: Engine, st: RuleState, first: float, last: float) -> None:
+    def _results(
+        self, engine: Engine, st: RuleState, first: float, last: float, skip: int = 0
+    ) -> list[dict[LabelKey, tuple[Labels, float]]]:
+        """The rule's results at each evaluation of ``first..last`` from the ``skip``-th on (raises
+        :class:`PromQLError`)."""
         step_ms = int(round(st.interval_s * 1000))
-        start_ms, end_ms = int(round(first * 1000)), int(round(last * 1000))
+        start_ms, end_ms = int(round(first * 1000)) + skip * step_ms, int(round(last * 1000))
         n = (end_ms - start_ms) // step_ms + 1
-        per_step: list[dict[LabelKey, tuple[Labels, float]]] = [{} for _ in range(n)]
+        per_step: list[dict[LabelKey, tuple[Labels, float]]] = [{} for _ in range(max(n, 0))]
+        # long catch-ups run in chunks below the 11,000-points limit
+        chunk = 10_000
+        for c0 in range(0, n, chunk):
+            c1 = min(n, c0 + chunk) - 1
+            res = engine.range(st.rule.expr, start_ms + c0 * step_ms, start_ms + c1 * step_ms, step_ms)
+            for lb, ts, vs in res.matrix:
+                lb2 = {k: v for k, v in lb.items() if k != "__name__"}
+                for t, v in zip(ts.tolist(), vs.tolist(), strict=True):
+                    j = (int(t) - start_ms) // step_ms
+                    per_step[j][label_key(lb2)] = (lb2, float(v))
+        return per_step
+
+    def _evaluate_range(
+        self,
+        engine: Engine,
+        st: RuleState,
+        first: float,
+        last: float,
+        known: list[dict[LabelKey, tuple[Labels, float]]] | None = None,
+    ) -> None:
+        """Every evaluation of ``first..last``; ``known``: the results of its last ones, already
+        evaluated."""
+        n = int(round((last - first) / st.interval_s)) + 1
         try:
-            # long catch-ups run in chunks below the 11,000-points limit
-            chunk = 10_000
-            for c0 in range(0, n, chunk):
-                c1 = min(n, c0 + chunk) - 1
-                res = engine.range(st.rule.expr, start_ms + c0 * step_ms, start_ms + c1 * step_ms, step_ms)
-                for lb, ts, vs in res.matrix:
-                    lb2 = {k: v for k, v in lb.items() if k != "__name__"}
-                    for t, v in zip(ts.tolist(), vs.tolist(), strict=True):
-                        j = (int(t) - start_ms) // step_ms
-                        per_step[j][label_key(lb2)] = (lb2, float(v))
+            per_step = self._results(engine, st, first, last - len(known) * st.interval_s) if known else []
+            per_step += known or self._results(engine, st, first, last)
             st.health, st.last_error = "ok", ""
         except PromQLError as exc:
             st.health, st.last_error = "err", exc.message
@@ -412,14 +451,48 @@ class AlertEngine:
             self._step(st, first + j * st.interval_s, per_step[j])
         st.last_evaluation = last
 
+    def _evaluate_states(self, engine: Engine, st: RuleState, first: float, last: float) -> None:
+        """:meth:`_evaluate_range` once only the states are asked: from the last evaluations where
+        they decide the catch-up, else all of it (``states_only.py``)."""
+        n = int(round((last - first) / st.interval_s)) + 1
+        k = deciding_steps(n, st.interval_s, st.rule.hold_s)
+        if k == n:
+            self._evaluate_range(engine, st, first, last)
+            return
+        try:
+            known = self._results(engine, st, first, last, skip=n - k)
+        except PromQLError:  # the whole catch-up reports it, as ever
+            self._evaluate_range(engine, st, first, last)
+            return
+        alerts_at = [{label_key(self._alert_labels(st.rule, lb, v)) for lb, v in r.values()} for r in known]
+        if active_throughout(alerts_at):  # when it became active lies further back
+            self._evaluate_range(engine, st, first, last, known)
+            return
+        full = None
+        if self._verify:  # the whole catch-up on a copy, to compare
+            full = dataclasses.replace(st, alerts=copy.deepcopy(st.alerts))
+            self._evaluate_range(engine, full, first, last)
+        st.health, st.last_error = "ok", ""
+        for j, results in enumerate(known):
+            self._step(st, first + (n - k + j) * st.interval_s, results)
+        st.last_evaluation = last
+        if full is not None:
+            check_same(st, full)
+
+    @staticmethod
+    def _alert_labels(rule: AlertingRule, lb: Labels, value: float) -> Labels:
+        """An alert's labels: the result's, the rule's (templated) and ``alertname``."""
+        labels = dict(lb)
+        for k, v in rule.labels.items():
+            labels[k] = expand_template(v, lb, value)
+        labels["alertname"] = rule.alert
+        return labels
+
     def _step(self, st: RuleState, ts: float, results: dict[LabelKey, tuple[Labels, float]]) -> None:
         rule = st.rule
         seen: set[LabelKey] = set()
         for lb, value in results.values():
-            labels = dict(lb)
-            for k, v in rule.labels.items():
-                labels[k] = expand_template(v, lb, value)
-            labels["alertname"] = rule.alert
+            labels = self._alert_labels(rule, lb, value)
             annotations = {k: expand_template(v, lb, value) for k, v in rule.annotations.items()}
             fp = label_key(labels)
             seen.add(fp)
@@ -442,6 +515,8 @@ class AlertEngine:
             if a.state == "pending" and ts - a.active_at >= rule.hold_s:
                 a.state = "firing"
                 a.fired_at = ts
+        if self.states_only:  # no ALERTS history written (ask_states_only)
+            return
         for a in st.alerts.values():
             if a.state in ("pending", "firing"):
                 key = label_key({**a.labels, "alertstate": a.state})
@@ -479,7 +554,9 @@ class AlertEngine:
         return [a for a in self.active(now, names) if a.state == "firing"]
 
     def resolved(self, now: float) -> list[Alert]:
-        """Alerts resolved within the last 15 minutes."""
+        """Alerts resolved within the last 15 minutes (not all kept once only the states are asked)."""
+        if self.states_only:
+            raise RuntimeError("the resolved alerts are not all kept once only the states are asked")
         self.evaluate_until(now)
         with self._own:
             return [a for st in self.states for a in st.alerts.values() if a.state == "inactive"]
@@ -547,6 +624,8 @@ class AlertSeriesSource:
         self.now = now
 
     def _series(self, end_ms: int) -> list[Series]:
+        if self.engine.states_only:
+            raise PromQLError("the ALERTS series are not written once only the alerts' states are asked")
         self.engine.evaluate_until(min(end_ms / 1000.0, float(self.now())))
         with self.engine._own:
             alerts = list(self.engine.history.values())

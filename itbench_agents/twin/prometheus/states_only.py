@@ -1,0 +1,75 @@
+"""A rule's catch-up decided by its last evaluations, once only the alerts' states are asked.
+
+After the agent's turn the harness asks Prometheus only which alerts are pending or firing
+(``/api/v1/alerts``, ``/api/v1/rules``, ``AlertEngine.active``): nobody reads the ``ALERTS`` series
+or the resolved alerts any more (``AlertEngine.states_only``). A rule's catch-up over many missed
+evaluations then needs only its last ones when they decide everything those answers show. An
+alert active at the end began after its last absence: a pending alert that lacks at one evaluation
+is dropped, a firing one resolved, and the next presence starts a new alert with a new
+``activeAt``. So when every alert of the last evaluation lacks at one of the last steps, replaying
+those steps from whatever state came before gives each active alert's state, ``activeAt``,
+``firedAt``, value and annotations exactly as replaying the whole catch-up does. The last steps are
+``for`` / interval + 1 evaluations (all a pending alert can have behind it); an alert active through
+all of them (every firing one) sends the rule back to the whole catch-up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence, Set
+from typing import Any
+
+from ..runtime import StaleCacheError
+from .values import LabelKey
+
+
+def deciding_steps(n: int, interval_s: float, hold_s: float) -> int:
+    """How many of a catch-up's ``n`` evaluations, the last ones, can decide it."""
+    return min(n, math.ceil(hold_s / interval_s - 1e-9) + 1)
+
+
+def active_throughout(alerts_at: Sequence[Set[LabelKey]]) -> bool:
+    """Whether an alert (its labels' key) of the last of ``alerts_at`` is in every one of them."""
+    if not alerts_at:
+        return False
+    common = set(alerts_at[-1])
+    for seen in alerts_at[:-1]:
+        common &= seen
+        if not common:
+            return False
+    return bool(common)
+
+
+def visible(st: Any) -> tuple[Any, ...]:
+    """What the alerts and rules APIs show of a rule's state (``RuleState``): its active alerts
+    with their state, times, value and annotations, its health and last evaluation."""
+    active = {
+        fp: (a.labels, a.state, a.active_at, a.fired_at, a.value, a.annotations)
+        for fp, a in st.alerts.items()
+        if a.state in ("pending", "firing")
+    }
+    return active, st.health, st.last_error, st.last_evaluation
+
+
+def check_same(kept: Any, full: Any) -> None:
+    """Raise :class:`StaleCacheError` where the last steps' state differs from the whole catch-up's
+    (asked only with ``ITBENCH_TWIN_VERIFY_VERDICTS=1``)."""
+    a, b = visible(kept), visible(full)
+    if a != b and not _same_nan(a, b):
+        raise StaleCacheError(
+            f"alert rule {kept.rule.alert}: its last evaluations gave {a}, the whole catch-up {b}"
+        )
+
+
+def _same_nan(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Equal but for NaN values (NaN != NaN)."""
+    if a[1:] != b[1:] or a[0].keys() != b[0].keys():
+        return False
+    for fp, x in a[0].items():
+        y = b[0][fp]
+        for u, v in zip(x, y, strict=True):
+            if u != v and not (
+                isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)
+            ):
+                return False
+    return True
