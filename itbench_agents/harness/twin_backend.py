@@ -91,6 +91,8 @@ class TwinBackend:
         # (endstate.py, firing.py): their rules catch up from their last evaluations where those decide
         if self.twin.alerts is not None:
             self.twin.alerts.ask_states_only()
+        # and nothing reads a node's heartbeats: kubelets post them at a quiet past's rate
+        self.twin.quiet_until = math.inf
 
     def advanced_by_agent_s(self) -> float:
         return advanced_by_agent(self.twin)
