@@ -10,7 +10,8 @@ is dropped, a firing one resolved, and the next presence starts a new alert with
 those steps from whatever state came before gives each active alert's state, ``activeAt``,
 ``firedAt``, value and annotations exactly as replaying the whole catch-up does. The last steps are
 ``for`` / interval + 1 evaluations (all a pending alert can have behind it); an alert active through
-all of them (every firing one) sends the rule back to the whole catch-up.
+all of them (every firing one) sends the rule back to the whole catch-up. Only the order of one
+rule's alerts may differ from the whole catch-up's (Prometheus' own is a Go map's: none).
 """
 
 from __future__ import annotations
