@@ -708,9 +708,9 @@ def run_after(env: Any, plan: ChurnPlan) -> None:
     baseline = getattr(env, "baseline", None)
     if baseline is None:
         return
-    from .endstate import snapshot_objects
+    from .endstate import snapshot_of
 
-    now = snapshot_objects(env.api, baseline.namespaces)
+    now = snapshot_of(env.api, [change.target for change in plan.after], baseline.namespaces)
     for change in plan.after:
         if change.target in now:
             baseline.objects[change.target] = now[change.target]

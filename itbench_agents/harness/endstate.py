@@ -413,6 +413,41 @@ def snapshot_objects(api: KubeApi, namespaces: Sequence[str]) -> dict[str, Objec
     return out
 
 
+def snapshot_of(api: KubeApi, keys: Iterable[str], namespaces: Sequence[str]) -> dict[str, ObjectState]:
+    """:func:`snapshot_objects` (over ``namespaces``) of the objects ``keys`` alone, one GET each
+    (and, for a Service or a Deployment, its namespace's endpoints or ReplicaSets): the churn's
+    post-fault changes update the baseline so, not with a listing of every kind."""
+    api_versions = {kind: v for v, kind in KINDS}
+    cluster_versions = {kind: v for v, kind in CLUSTER_KINDS}
+    endpoints: dict[str, dict[str, int]] = {}
+    revisions: dict[str, dict[str, set[str]]] = {}
+    out: dict[str, ObjectState] = {}
+    for key in keys:
+        parts = key.split("/")
+        ns, kind, name = parts if len(parts) == 3 else ("", *parts) if len(parts) == 2 else ("", "", "")
+        version = api_versions.get(kind) if ns else cluster_versions.get(kind)
+        if version is None or (ns and ns not in namespaces):
+            continue
+        try:
+            obj = api.get(version, kind, ns or None, name)
+        except KubeApiError as e:
+            if e.code in (403, 404) or "not found" in str(e).lower():
+                continue
+            raise
+        obj.setdefault("kind", kind)
+        if kind == "Secret" and (obj.get("type") or "").startswith("kubernetes.io/service-account"):
+            continue
+        if kind == "Service" and ns not in endpoints:
+            endpoints[ns] = _ready_endpoints(api, ns)
+        st = _state(obj, endpoints.get(ns, {}))
+        if st.template is not None:
+            if ns not in revisions:
+                revisions[ns] = _revision_history(api, ns)
+            st.history = sorted(revisions[ns].get(st.name, set()) - {st.template})
+        out[st.key] = st
+    return out
+
+
 def prom_query(prometheus_url: str, query: str, at: float | None = None) -> list[dict[str, Any]]:
     """An instant query over the Prometheus HTTP API (``/api/v1/query``)."""
     # the scorer waits up to 60 s and asks the server for as long (capped by its own limit: 30 s on

@@ -667,3 +667,31 @@ def test_deleting_the_guard_rails_is_collateral(registry: ScenarioRegistry, tmp_
         (f"otel-demo/ResourceQuota/{QUOTA_NAME}", "deleted"),
     }
     assert not m.passed and _checks(m)["collateral"] is False and _checks(m)["alerts"] is True
+
+
+def test_a_snapshot_of_some_objects_is_the_full_snapshots(registry: ScenarioRegistry, tmp_path: Path) -> None:
+    """``snapshot_of`` (the churn's post-fault baseline update: a GET per object) gives what
+    ``snapshot_objects`` lists for those objects; keys it does not record, or outside the
+    namespaces, or gone, give nothing."""
+    from itbench_agents.harness.endstate import snapshot_objects, snapshot_of
+    from itbench_agents.harness.twin_env import TwinEnvironment
+
+    env = TwinEnvironment(
+        registry.get(SCENARIO), seed=0, workdir=tmp_path / "work", history_s=600, churn="default"
+    )
+    try:
+        env.deploy()
+        api = env.api
+        assert api is not None
+        full = snapshot_objects(api, ["otel-demo"])
+        kinds = {k.split("/")[-2] for k in full}
+        assert {"Deployment", "Service", "Node", "ConfigMap", "Secret"} <= kinds
+        keys = sorted({next(k for k in full if k.split("/")[-2] == kind) for kind in kinds})
+        keys += [k for k in full if full[k].history][:1]  # a Deployment with older revisions
+        keys += [k for k in full if full[k].endpoints][:1]  # a Service with ready endpoints
+        assert any(full[k].history for k in keys) and any(full[k].endpoints for k in keys)
+        missing = ["otel-demo/Deployment/nope", "otel-demo/Pod/x", "other/ConfigMap/y", "Node/nope"]
+        some = snapshot_of(api, [*keys, *missing], ["otel-demo"])
+        assert some == {k: full[k] for k in keys}
+    finally:
+        env.teardown()
