@@ -314,6 +314,8 @@ class AlertEngine:
         self.states_only = False
         """Set by :meth:`ask_states_only`: no ``ALERTS`` history, catch-ups from their last steps."""
         self._verify = os.environ.get(VERIFY_ENV, "") == "1"
+        self._peeked: dict[int, tuple[tuple[float, float], RuleState]] = {}
+        """Per rule (index): its state replayed from its last steps, for (next evaluation, last step)."""
         self._next: dict[int, float] = {}
         for i, st in enumerate(self.states):
             self._next[i] = math.ceil(self.start / st.interval_s) * st.interval_s
@@ -323,6 +325,7 @@ class AlertEngine:
         before it are skipped (``Twin.for_app`` builds a week of pre-history and lets rules run over
         its last hour only; the series themselves cover the whole week)."""
         with self._own:
+            self._peeked.clear()
             self.start = max(self.start, float(t))
             for i, st in enumerate(self.states):
                 self._next[i] = max(self._next[i], math.ceil(self.start / st.interval_s) * st.interval_s)
@@ -368,6 +371,7 @@ class AlertEngine:
                     else:
                         nxt = (math.floor(max(now, self.start) / iv) + 1) * iv
                     added.append((st, nxt))
+            self._peeked.clear()
             self.states = [st for st, _ in kept] + [st for st, _ in added]
             self._next = {i: nxt for i, (_, nxt) in enumerate([*kept, *added])}
             self.groups = [(f, g) for f, g in self.groups if f != file] + [(file, g) for g in groups]
@@ -378,14 +382,7 @@ class AlertEngine:
         ``names``, only those of the rules of these alert names (the others catch up, step by step
         as ever, when next asked)."""
         with self._lock, self._own:
-            src = self._source()
-            self.subquery_cache = self._subquery_cache_for(src)
-            self.subquery_cache.new_round(int(now * 1000) - FINAL_AFTER_MS)
-            engine = Engine(
-                src if src is not None else MemorySeriesSource(),
-                timeout_s=60.0,
-                subquery_cache=self.subquery_cache if self.cache_subqueries else None,
-            )
+            engine = self._engine(now)
             for i, st in enumerate(self.states):
                 if names is not None and st.rule.alert not in names:
                     continue
@@ -399,12 +396,24 @@ class AlertEngine:
                     self._evaluate_range(engine, st, first, last)
                 self._next[i] = last + st.interval_s
 
+    def _engine(self, now: float) -> Engine:
+        """A PromQL engine over the source for evaluations up to ``now``."""
+        src = self._source()
+        self.subquery_cache = self._subquery_cache_for(src)
+        self.subquery_cache.new_round(int(now * 1000) - FINAL_AFTER_MS)
+        return Engine(
+            src if src is not None else MemorySeriesSource(),
+            timeout_s=60.0,
+            subquery_cache=self.subquery_cache if self.cache_subqueries else None,
+        )
+
     def _subquery_cache_for(self, src: SeriesSource | None) -> SubqueryCache:
         """The subquery cache for ``src``: this engine's, or the one it shares; a new one for another
         source (nothing kept applies)."""
         owner = self._subqueries_of if self._subqueries_of is not None else self
         if src is not owner._cached_source:
             owner._cached_source, owner.subquery_cache = src, SubqueryCache()
+            self._peeked.clear()
         return owner.subquery_cache
 
     def _results(
@@ -435,9 +444,10 @@ class AlertEngine:
         first: float,
         last: float,
         known: list[dict[LabelKey, tuple[Labels, float]]] | None = None,
+        record: bool = True,
     ) -> None:
         """Every evaluation of ``first..last``; ``known``: the results of its last ones, already
-        evaluated."""
+        evaluated; ``record``: write the ``ALERTS`` history (not for a copy)."""
         n = int(round((last - first) / st.interval_s)) + 1
         try:
             per_step = self._results(engine, st, first, last - len(known) * st.interval_s) if known else []
@@ -448,36 +458,87 @@ class AlertEngine:
             st.last_evaluation = last
             return
         for j in range(n):
-            self._step(st, first + j * st.interval_s, per_step[j])
+            self._step(st, first + j * st.interval_s, per_step[j], record)
         st.last_evaluation = last
 
     def _evaluate_states(self, engine: Engine, st: RuleState, first: float, last: float) -> None:
         """:meth:`_evaluate_range` once only the states are asked: from the last evaluations where
         they decide the catch-up, else all of it (``states_only.py``)."""
+        known, decided = self._last_steps(engine, st, first, last)
+        if not decided:
+            self._evaluate_range(engine, st, first, last, known)
+            return
+        full = self._whole_on_a_copy(engine, st, first, last)
+        self._replay_last(st, first, last, known or [], record=False)
+        if full is not None:
+            check_same(st, full)
+
+    def _last_steps(
+        self, engine: Engine, st: RuleState, first: float, last: float
+    ) -> tuple[list[dict[LabelKey, tuple[Labels, float]]] | None, bool]:
+        """The results of the catch-up's last ``for``/interval + 1 evaluations, and whether they
+        decide it (no alert active through them); None where there are no fewer steps, or they
+        fail (the whole catch-up reports the error, as ever)."""
         n = int(round((last - first) / st.interval_s)) + 1
         k = deciding_steps(n, st.interval_s, st.rule.hold_s)
         if k == n:
-            self._evaluate_range(engine, st, first, last)
-            return
+            return None, False
         try:
             known = self._results(engine, st, first, last, skip=n - k)
-        except PromQLError:  # the whole catch-up reports it, as ever
-            self._evaluate_range(engine, st, first, last)
-            return
+        except PromQLError:
+            return None, False
         alerts_at = [{label_key(self._alert_labels(st.rule, lb, v)) for lb, v in r.values()} for r in known]
-        if active_throughout(alerts_at):  # when it became active lies further back
-            self._evaluate_range(engine, st, first, last, known)
-            return
-        full = None
-        if self._verify:  # the whole catch-up on a copy, to compare
-            full = dataclasses.replace(st, alerts=copy.deepcopy(st.alerts))
-            self._evaluate_range(engine, full, first, last)
+        return known, not active_throughout(alerts_at)
+
+    def _replay_last(
+        self,
+        st: RuleState,
+        first: float,
+        last: float,
+        known: list[dict[LabelKey, tuple[Labels, float]]],
+        record: bool,
+    ) -> None:
+        """Step ``st`` through the last evaluations of ``first..last`` (``known``) alone."""
+        n = int(round((last - first) / st.interval_s)) + 1
         st.health, st.last_error = "ok", ""
         for j, results in enumerate(known):
-            self._step(st, first + (n - k + j) * st.interval_s, results)
+            self._step(st, first + (n - len(known) + j) * st.interval_s, results, record)
         st.last_evaluation = last
-        if full is not None:
-            check_same(st, full)
+
+    def _whole_on_a_copy(self, engine: Engine, st: RuleState, first: float, last: float) -> RuleState | None:
+        """With ``ITBENCH_TWIN_VERIFY_VERDICTS=1``: the whole catch-up on a copy, to compare."""
+        if not self._verify:
+            return None
+        full = dataclasses.replace(st, alerts=copy.deepcopy(st.alerts))
+        self._evaluate_range(engine, full, first, last, record=False)
+        return full
+
+    def _peek(self, engine: Engine, i: int, st: RuleState, now: float) -> RuleState:
+        """Rule ``i``'s state at ``now`` for the alerts' states alone: where its last evaluations
+        decide them, those replayed on a copy (kept until it catches up or ``now`` moves a step),
+        the rule itself not caught up (what needs every evaluation — the ``ALERTS`` series, the
+        rules API, a reload — catches it up as ever); else the rule caught up."""
+        first, last = self._next[i], math.floor(now / st.interval_s) * st.interval_s
+        if last < first:
+            return st
+        if self.states_only:
+            self._evaluate_states(engine, st, first, last)
+        else:
+            kept = self._peeked.get(i)
+            if kept is not None and kept[0] == (first, last):
+                return kept[1]
+            known, decided = self._last_steps(engine, st, first, last)
+            if decided:
+                view = dataclasses.replace(st, alerts=copy.deepcopy(st.alerts))
+                full = self._whole_on_a_copy(engine, st, first, last)
+                self._replay_last(view, first, last, known or [], record=False)
+                if full is not None:
+                    check_same(view, full)
+                self._peeked[i] = ((first, last), view)
+                return view
+            self._evaluate_range(engine, st, first, last, known)
+        self._next[i] = last + st.interval_s
+        return st
 
     @staticmethod
     def _alert_labels(rule: AlertingRule, lb: Labels, value: float) -> Labels:
@@ -488,7 +549,9 @@ class AlertEngine:
         labels["alertname"] = rule.alert
         return labels
 
-    def _step(self, st: RuleState, ts: float, results: dict[LabelKey, tuple[Labels, float]]) -> None:
+    def _step(
+        self, st: RuleState, ts: float, results: dict[LabelKey, tuple[Labels, float]], record: bool = True
+    ) -> None:
         rule = st.rule
         seen: set[LabelKey] = set()
         for lb, value in results.values():
@@ -515,7 +578,7 @@ class AlertEngine:
             if a.state == "pending" and ts - a.active_at >= rule.hold_s:
                 a.state = "firing"
                 a.fired_at = ts
-        if self.states_only:  # no ALERTS history written (ask_states_only)
+        if not record or self.states_only:  # no ALERTS history written (ask_states_only)
             return
         for a in st.alerts.values():
             if a.state in ("pending", "firing"):
@@ -532,14 +595,16 @@ class AlertEngine:
 
     # ------------------------------------------------------------------ queries
     def active(self, now: float, names: Collection[str] | None = None) -> list[Alert]:
-        """Pending and firing alerts at ``now`` (of the rules of alert ``names`` only, if given)."""
-        self.evaluate_until(now, names)
-        with self._own:
+        """Pending and firing alerts at ``now`` (of the rules of alert ``names`` only, if given). A
+        rule whose last evaluations decide them answers from those (:meth:`_peek`); the order of
+        one rule's alerts may then differ from a caught-up rule's (Prometheus' is a Go map's)."""
+        with self._lock, self._own:
+            engine = self._engine(now)
             return [
                 a
-                for st in self.states
+                for i, st in enumerate(self.states)
                 if names is None or st.rule.alert in names
-                for a in st.alerts.values()
+                for a in self._peek(engine, i, st, now).alerts.values()
                 if a.state in ("pending", "firing")
             ]
 

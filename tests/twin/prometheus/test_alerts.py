@@ -111,7 +111,10 @@ def test_evaluating_some_rules_first_leaves_the_others_as_if_evaluated_at_once(s
 
 
 def _snap(e: AlertEngine, t: float) -> list[tuple[str, str, float, float, str]]:
-    """Every active alert at ``t`` and every ``ALERTS`` sample kept: what evaluation left behind."""
+    """Every active alert at ``t`` and every ``ALERTS`` sample kept: what evaluation left behind
+    (caught up to ``t``, as reading the ``ALERTS`` series does: the active alerts alone may come
+    from a rule's last steps)."""
+    e.evaluate_until(t)
     active = sorted(
         (a.name, a.state, a.active_at, a.value, repr(sorted(a.labels.items()))) for a in e.active(t)
     )

@@ -131,3 +131,29 @@ def test_the_check_catches_a_different_answer(source: Any) -> None:
     next(iter(other.alerts.values())).active_at -= 15
     with pytest.raises(StaleCacheError, match="HighRequestErrorRate"):
         check_same(st, other)
+
+
+def test_asking_for_the_alerts_leaves_no_trace(source: Any) -> None:
+    """``active`` (``/api/v1/alerts``) answers a rule from its last steps where they decide it,
+    without catching the rule up: the answers are a caught-up engine's, and the ``ALERTS``
+    history, once caught up, that of an engine never asked."""
+    asked, never = _engine(source), _engine(source)
+    for t in (BURST - 600, BURST + 30, BURST + 95, BURST_END + 180):
+        ref = _engine(source)
+        ref.evaluate_until(t)
+        expected = sorted(
+            (alert_json(a) for st in ref.states for a in st.alerts.values() if not a.resolved), key=repr
+        )
+        assert sorted((alert_json(a) for a in asked.active(t)), key=repr) == expected
+        assert sorted((alert_json(a) for a in asked.active(t)), key=repr) == expected  # asked again: kept
+    assert any(st.last_evaluation is None for st in asked.states)  # some rules never caught up
+    end = T0 + SC.duration_s
+    for e in (asked, never):
+        e.evaluate_until(end)
+
+    def history(e: AlertEngine) -> list[tuple[Any, ...]]:
+        return sorted(
+            (k, tuple(h.ts_ms), tuple(h.active_at)) for k, h in [*e.history.items(), *e.for_state.items()]
+        )
+
+    assert history(asked) == history(never) and history(never)
