@@ -6,7 +6,10 @@ answers are deterministic whatever the wall-clock timing of the requests. Evalua
 for alerts at time ``now`` first catches up on every missed evaluation, by running each rule as one
 range query over the missed steps (identical to instant queries at each step) and replaying
 Prometheus' state machine: inactive → pending → firing (after ``for:``) → resolved (kept 15 min, as
-Prometheus keeps resolved alerts for Alertmanager).
+Prometheus keeps resolved alerts for Alertmanager). The alerts API alone (``active``) need not
+catch up: a rule whose last missed evaluations decide its active alerts answers from those, replayed
+on a copy (``states_only.py``); once only the states are asked (``ask_states_only``: the harness,
+after the agent's turn), catch-ups themselves run so and write no ``ALERTS`` history.
 
 Templating of labels/annotations supports ``{{ $labels.name }}``, ``{{ $value }}``,
 ``{{ $value | humanize }}`` and ``{{ printf "%.2f" $value }}`` (the forms the rule files use).

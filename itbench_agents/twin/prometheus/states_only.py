@@ -1,9 +1,11 @@
-"""A rule's catch-up decided by its last evaluations, once only the alerts' states are asked.
+"""A rule's catch-up decided by its last evaluations, where only the alerts' states are asked.
 
-After the agent's turn the harness asks Prometheus only which alerts are pending or firing
-(``/api/v1/alerts``, ``/api/v1/rules``, ``AlertEngine.active``): nobody reads the ``ALERTS`` series
-or the resolved alerts any more (``AlertEngine.states_only``). A rule's catch-up over many missed
-evaluations then needs only its last ones when they decide everything those answers show. An
+The alerts API (``AlertEngine.active``: ``/api/v1/alerts``) shows a rule's pending and firing
+alerts, not its evaluations; and after the agent's turn the harness asks Prometheus only which
+alerts are pending or firing (``/api/v1/alerts``, ``/api/v1/rules``): nobody reads the ``ALERTS``
+series or the resolved alerts any more (``AlertEngine.ask_states_only``). A rule's catch-up over
+many missed evaluations then needs only its last ones when they decide everything those answers
+show. An
 alert active at the end began after its last absence: a pending alert that lacks at one evaluation
 is dropped, a firing one resolved, and the next presence starts a new alert with a new
 ``activeAt``. So when every alert of the last evaluation lacks at one of the last steps, replaying
