@@ -423,8 +423,13 @@ def snapshot_of(api: KubeApi, keys: Iterable[str], namespaces: Sequence[str]) ->
     revisions: dict[str, dict[str, set[str]]] = {}
     out: dict[str, ObjectState] = {}
     for key in keys:
-        parts = key.split("/")
-        ns, kind, name = parts if len(parts) == 3 else ("", *parts) if len(parts) == 2 else ("", "", "")
+        parts = key.split("/")  # namespace/Kind/name, or Kind/name of a cluster-scoped object
+        if len(parts) == 3:
+            ns, kind, name = parts
+        elif len(parts) == 2:
+            ns, (kind, name) = "", parts
+        else:
+            continue
         version = api_versions.get(kind) if ns else cluster_versions.get(kind)
         if version is None or (ns and ns not in namespaces):
             continue
