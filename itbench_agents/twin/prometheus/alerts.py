@@ -471,10 +471,7 @@ class AlertEngine:
         if not decided:
             self._evaluate_range(engine, st, first, last, known)
             return
-        full = self._whole_on_a_copy(engine, st, first, last)
-        self._replay_last(st, first, last, known or [], record=False)
-        if full is not None:
-            check_same(st, full)
+        self._replay_last(engine, st, st, first, last, known or [])
 
     def _last_steps(
         self, engine: Engine, st: RuleState, first: float, last: float
@@ -495,18 +492,24 @@ class AlertEngine:
 
     def _replay_last(
         self,
+        engine: Engine,
+        target: RuleState,
         st: RuleState,
         first: float,
         last: float,
         known: list[dict[LabelKey, tuple[Labels, float]]],
-        record: bool,
     ) -> None:
-        """Step ``st`` through the last evaluations of ``first..last`` (``known``) alone."""
+        """Step ``target`` (``st`` or a copy of it) through the last evaluations of ``first..last``
+        (``known``) alone, writing no history; with ``ITBENCH_TWIN_VERIFY_VERDICTS=1`` compared
+        with the whole catch-up on another copy of ``st``."""
+        full = self._whole_on_a_copy(engine, st, first, last)
         n = int(round((last - first) / st.interval_s)) + 1
-        st.health, st.last_error = "ok", ""
+        target.health, target.last_error = "ok", ""
         for j, results in enumerate(known):
-            self._step(st, first + (n - len(known) + j) * st.interval_s, results, record)
-        st.last_evaluation = last
+            self._step(target, first + (n - len(known) + j) * st.interval_s, results, record=False)
+        target.last_evaluation = last
+        if full is not None:
+            check_same(target, full)
 
     def _whole_on_a_copy(self, engine: Engine, st: RuleState, first: float, last: float) -> RuleState | None:
         """With ``ITBENCH_TWIN_VERIFY_VERDICTS=1``: the whole catch-up on a copy, to compare."""
@@ -533,10 +536,7 @@ class AlertEngine:
             known, decided = self._last_steps(engine, st, first, last)
             if decided:
                 view = dataclasses.replace(st, alerts=copy.deepcopy(st.alerts))
-                full = self._whole_on_a_copy(engine, st, first, last)
-                self._replay_last(view, first, last, known or [], record=False)
-                if full is not None:
-                    check_same(view, full)
+                self._replay_last(engine, view, st, first, last, known or [])
                 self._peeked[i] = ((first, last), view)
                 return view
             self._evaluate_range(engine, st, first, last, known)
