@@ -1,6 +1,6 @@
 """Aggregation of episode records into the paper's numbers.
 
-Per (agent, scenario): mean ± standard error over trials and pass@k. Per agent: the macro average
+Per (agent, scenario): mean ± standard error over trials, pass@k and pass^k. Per agent: the macro average
 over scenarios (standard error of the scenario means, as ITBench's aggregator), MTTD / MTTR over
 successful runs only (∞ when none), and the same broken down by complexity bucket, fault category
 and observability condition (traces on/off). Episodes ended by the environment or the harness are
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..evaluation.stats import finite_mean, finite_stderr, mean, pass_at_k, stderr
+from ..evaluation.stats import finite_mean, finite_stderr, mean, pass_at_k, pass_hat_k, stderr
 
 if TYPE_CHECKING:
     from ..harness.records import EpisodeRecord
@@ -57,6 +57,9 @@ class ScenarioResult(BaseModel):
     chain_f1: Stat
     pass_at_k: dict[int, float] = Field(default_factory=dict)
     mitigation_pass_at_k: dict[int, float] = Field(default_factory=dict)
+    pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    """Diagnosis pass^k (every one of k trials right; ``evaluation/stats.pass_hat_k``) for k = 1..trials."""
+    mitigation_pass_hat_k: dict[int, float] = Field(default_factory=dict)
     mttd_wall: Stat
     mttd_twin: Stat
     mttr_wall: Stat
@@ -111,6 +114,10 @@ def _pass_at(n: int, c: int) -> dict[int, float]:
     return {k: pass_at_k(n, c, k) for k in range(1, n + 1)}
 
 
+def _pass_hat(n: int, c: int) -> dict[int, float]:
+    return {k: pass_hat_k(n, c, k) for k in range(1, n + 1)}
+
+
 def _episode_stats(scored: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """Timing, submission rate and usage over scored episodes (shared by scenario and group results)."""
     tokens = [float(r.usage.input_tokens + r.usage.output_tokens) for r in scored]
@@ -160,6 +167,8 @@ def scenario_result(records: Sequence[EpisodeRecord]) -> ScenarioResult:
         chain_f1=Stat.of(d("chain_f1")),
         pass_at_k=_pass_at(n, int(sum(diag))) if n else {},
         mitigation_pass_at_k=_pass_at(len(mit), int(sum(mit))) if mit and applicable else {},
+        pass_hat_k=_pass_hat(n, int(sum(diag))) if n else {},
+        mitigation_pass_hat_k=_pass_hat(len(mit), int(sum(mit))) if mit and applicable else {},
         terminations=dict(terms),
         **_episode_stats(scored),
     )

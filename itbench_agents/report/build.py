@@ -19,6 +19,7 @@ from ..harness.records import EpisodeRecord
 from ..harness.runfolder import check_episodes, read_episodes, read_manifest
 from .aggregate import GroupResult, ScenarioResult, Summary, summarize
 from .ciso import ciso_html, ciso_markdown
+from .consistency import ESTIMATORS, PASSK_NOTE, macro_curve
 from .finops import finops_html, finops_markdown
 from .plugin_personas import BUILTIN_TABLES, plugin_html, plugin_markdown
 from .tables import TABLE4_HEADER, TIMES_HEADER, fmt, fmt_time, md_table, table4_row, times_row
@@ -46,10 +47,11 @@ GROUP_HEADER = ["agent", "group", "scenarios", "diagnosis %", "FL NTAM", "mitiga
 
 def pass_at_k_curves(
     summary: Summary,
-) -> tuple[list[int], dict[tuple[str, str], dict[str, list[float | None]]]]:
-    """Diagnosis and mitigation pass@k for k = 1..(fewest trials of a scenario), per agent and
-    condition: the macro average over scenarios of the unbiased estimator (Chen et al.), None where
-    no scenario has it. No k when every scenario ran once (pass@1 is then Table 4)."""
+) -> tuple[list[int], dict[tuple[str, str], dict[str, dict[str, list[float | None]]]]]:
+    """Diagnosis and mitigation pass@k and pass^k for k = 1..(fewest trials of a scenario), per
+    agent and condition: ``curves[(agent, condition)][metric][estimator]``, the macro average over
+    scenarios of the unbiased estimators (``evaluation/stats.py``), None where no scenario has it.
+    No k when every scenario ran once (pass@1 is then Table 4)."""
     cells: dict[tuple[str, str], list[ScenarioResult]] = {}
     for s in summary.scenarios:
         if s.trials > 0:
@@ -58,31 +60,35 @@ def pass_at_k_curves(
     if kmax < 2:
         return [], {}
     ks = list(range(1, kmax + 1))
-    curves: dict[tuple[str, str], dict[str, list[float | None]]] = {}
-    for key, ss in sorted(cells.items()):
-        curves[key] = {}
-        for metric, field in (("diagnosis", "pass_at_k"), ("mitigation", "mitigation_pass_at_k")):
-            means: list[float | None] = []
-            for k in ks:
-                vals = [getattr(s, field)[k] for s in ss if k in getattr(s, field)]
-                means.append(sum(vals) / len(vals) if vals else None)
-            curves[key][metric] = means
+    fields = {
+        "diagnosis": {"pass@k": "pass_at_k", "pass^k": "pass_hat_k"},
+        "mitigation": {"pass@k": "mitigation_pass_at_k", "pass^k": "mitigation_pass_hat_k"},
+    }
+    curves = {
+        key: {
+            metric: {est: macro_curve([getattr(s, f) for s in ss], ks) for est, f in by_estimator.items()}
+            for metric, by_estimator in fields.items()
+        }
+        for key, ss in sorted(cells.items())
+    }
     return ks, curves
 
 
 def pass_at_k_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
-    """:func:`pass_at_k_curves` as a table (percentages); empty when every scenario ran once."""
+    """:func:`pass_at_k_curves` as a table (percentages), a row per agent, condition and estimator;
+    empty when every scenario ran once."""
     ks, curves = pass_at_k_curves(summary)
     if not ks:
         return [], []
-    header = ["agent", "condition", *(f"diagnosis pass@{k} %" for k in ks)]
-    header += [f"mitigation pass@{k} %" for k in ks]
+    header = ["agent", "condition", "estimator"]
+    header += [f"{metric} k={k} %" for metric in ("diagnosis", "mitigation") for k in ks]
     rows = []
     for (agent, cond), c in curves.items():
-        row = [agent, cond]
-        for metric in ("diagnosis", "mitigation"):
-            row += ["—" if v is None else f"{100 * v:.1f}" for v in c[metric]]
-        rows.append(row)
+        for estimator in ESTIMATORS:
+            row = [agent, cond, estimator]
+            for metric in ("diagnosis", "mitigation"):
+                row += ["—" if v is None else f"{100 * v:.1f}" for v in c[metric][estimator]]
+            rows.append(row)
     return header, rows
 
 
@@ -100,7 +106,7 @@ def figures_html(summary: Summary, records: list[EpisodeRecord]) -> dict[str, st
     several = len({cond for _, cond in curves}) > 1
     if ks:
         labelled = {(a + (f" / {c}" if several else "")): v for (a, c), v in curves.items()}
-        out["passk"] = pass_at_k_svg(labelled, ks)  # type: ignore[arg-type]
+        out["passk"] = pass_at_k_svg(labelled, ks)
     if summary.by_category:
         out["category"] = rate_bars_svg(
             "fault category",
@@ -167,7 +173,7 @@ def render_markdown(summary: Summary, runs: list[str], records: list[EpisodeReco
     ]
     pk_header, pk_rows = pass_at_k_rows(summary)
     if pk_rows:
-        parts += ["", "## pass@k", "", md_table(pk_header, pk_rows)]
+        parts += ["", "## pass@k and pass^k", "", PASSK_NOTE, "", md_table(pk_header, pk_rows)]
     for title, groups in (
         ("By traces condition", summary.by_condition),
         ("By complexity bucket", summary.by_bucket),
@@ -274,7 +280,11 @@ def render_html(
         )
     pk_header, pk_rows = pass_at_k_rows(summary)
     if pk_rows:
-        out.append("<h2 id='passk'>pass@k</h2>" + _table_html(pk_header, pk_rows))
+        out.append(
+            "<h2 id='passk'>pass@k and pass^k</h2>"
+            + f"<p class='muted'>{html.escape(PASSK_NOTE)}</p>"
+            + _table_html(pk_header, pk_rows)
+        )
         out.append("<div class='figure'>" + figures["passk"] + "</div>")
     out.append("<h2>By traces condition</h2>" + _table_html(GROUP_HEADER, _group_rows(summary.by_condition)))
     out.append("<h2 id='complexity'>By complexity bucket</h2>")

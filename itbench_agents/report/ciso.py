@@ -17,10 +17,13 @@ from collections.abc import Sequence
 
 from ..harness.records import EpisodeRecord
 from .aggregate import Stat
+from .consistency import named_pass, pass_k_html, pass_k_markdown
 from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 
 CLASSES = ("kyverno", "k8s-opa", "rhel-opa", "kyverno-update")
+PASSES = {"detected": named_pass("detected"), "strict": named_pass("strict")}
+"""The passes whose pass@k and pass^k the report shows: the paper's pass and the strict one."""
 TABLE5_HEADER = [
     "agent",
     *(f"{c} pass@1 %" for c in CLASSES),
@@ -104,6 +107,7 @@ def ciso_markdown(records: Sequence[EpisodeRecord]) -> str:
         "",
         md_table(SCENARIO_HEADER, scenario_rows(ciso), escape=True),
     ]
+    parts += pass_k_markdown("CISO", ciso, PASSES)
     parts += error_lines("CISO", ciso)
     return "\n".join(parts) + "\n"
 
@@ -133,5 +137,6 @@ def ciso_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
         out.append(f"<div class='figure'>{figure}</div>")
     out.append("<h2>CISO per scenario</h2>")
     out.append(html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(ciso)]))
+    out += pass_k_html("CISO", ciso, PASSES)
     out.append(episodes_html("CISO", ciso, links, lambda v: "✓" if v.passed else "✗"))
     return "\n".join(out)

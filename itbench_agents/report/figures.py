@@ -2,8 +2,8 @@
 markup in the self-contained HTML, no scripts, and the same bytes for the same run (no date in the
 metadata, ids hashed from a fixed salt).
 
-- :func:`pass_at_k_svg`: diagnosis and mitigation pass@k curves per agent (from the unbiased
-  estimator the pass@k table shows), when a scenario ran at least twice;
+- :func:`pass_at_k_svg`: diagnosis and mitigation pass@k (solid) and pass^k (dashed) curves per
+  agent (the unbiased estimators the table beside it shows), when a scenario ran at least twice;
 - :func:`rate_bars_svg`: rates per group and agent, grouped bars, a panel per metric (SRE:
   diagnosis and mitigation pass@1 by fault category; CISO: pass@1 and strict by task class;
   FinOps: by fault category, and anomaly detection's scores);
@@ -54,22 +54,33 @@ def _figure(height_in: float, ncols: int = 1) -> tuple[Any, Any]:
     return fig, axes
 
 
-def pass_at_k_svg(curves: dict[str, dict[str, list[float]]], ks: Sequence[int]) -> str:
-    """``curves``: per agent (and condition) label, ``{"diagnosis": [...], "mitigation": [...]}``
-    as fractions for each k of ``ks``."""
+def pass_at_k_svg(
+    curves: Mapping[str, Mapping[str, Mapping[str, Sequence[float | None]]]], ks: Sequence[int]
+) -> str:
+    """``curves``: per agent (and condition) label, per metric (``diagnosis``, ``mitigation``), per
+    estimator (``pass@k`` drawn solid, ``pass^k`` dashed) a fraction for each k of ``ks``."""
+    from matplotlib.lines import Line2D
+
     fig, (ax_d, ax_m) = _figure(2.8, ncols=2)
     for i, (label, c) in enumerate(sorted(curves.items())):
         color = COLORS[i % len(COLORS)]
         for ax, metric in ((ax_d, "diagnosis"), (ax_m, "mitigation")):
-            ys = [100 * v if v is not None and not math.isnan(v) else np.nan for v in c[metric]]
-            ax.plot(list(ks), ys, marker="o", color=color, label=label)
-    for ax, title in ((ax_d, "diagnosis pass@k"), (ax_m, "mitigation pass@k")):
-        ax.set_title(title, fontsize=10)
+            for estimator, style in (("pass@k", "-"), ("pass^k", "--")):
+                values = c[metric].get(estimator, [])
+                ys = [100 * v if v is not None and not math.isnan(v) else np.nan for v in values]
+                ax.plot(list(ks), ys, style, marker="o", color=color, label=label if style == "-" else None)
+    for ax, title in ((ax_d, "diagnosis"), (ax_m, "mitigation")):
+        ax.set_title(f"{title} pass@k and pass^k", fontsize=10)
         ax.set_xlabel("k (trials)")
         ax.set_xticks(list(ks))
         ax.set_ylim(0, 100)
     ax_d.set_ylabel("% of scenarios")
-    ax_m.legend(fontsize=8, frameon=False, loc="lower right")
+    handles, _ = ax_m.get_legend_handles_labels()
+    handles += [
+        Line2D([], [], color="#555753", linestyle="-", label="pass@k (one of k)"),
+        Line2D([], [], color="#555753", linestyle="--", label="pass^k (all k)"),
+    ]
+    ax_m.legend(handles=handles, fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _svg(fig)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ..harness.records import EpisodeRecord
 from .aggregate import Stat
+from .consistency import Pass, named_pass, pass_k_html, pass_k_markdown
 from .named_scores import episodes_html, error_lines, html_table, macro, rate, stat_mean
 from .tables import fmt, md_table
 
@@ -176,6 +177,13 @@ INTRO = (
 )
 
 
+INCIDENT_PASSES: dict[str, Pass] = {
+    "diagnosis": lambda r: bool(r.diagnosis and r.diagnosis.correct),
+    "mitigation": lambda r: bool(r.mitigation and r.mitigation.passed),
+}
+ANOMALY_PASSES: dict[str, Pass] = {"pinpointed": named_pass("pinpointed")}
+
+
 def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
     fin = [r for r in records if r.persona == "finops"]
     parts: list[str] = []
@@ -192,6 +200,9 @@ def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
             md_table(TWIN_SCENARIO_HEADER, twin_scenario_rows(fin), escape=True),
             "",
         ]
+        parts += pass_k_markdown(
+            "FinOps cost incidents", [r for r in fin if not _is_anomaly(r)], INCIDENT_PASSES
+        )
     if any(_is_anomaly(r) for r in fin):
         parts += [
             "## FinOps anomaly detection",
@@ -204,6 +215,9 @@ def finops_markdown(records: Sequence[EpisodeRecord]) -> str:
             "",
             md_table(SCENARIO_HEADER, scenario_rows(fin), escape=True),
         ]
+        parts += pass_k_markdown(
+            "FinOps anomaly detection", [r for r in fin if _is_anomaly(r)], ANOMALY_PASSES
+        )
     parts += error_lines("FinOps", fin)
     return "\n".join(parts) + "\n"
 
@@ -254,6 +268,7 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
                 TWIN_SCENARIO_HEADER, [[html.escape(c) for c in row] for row in twin_scenario_rows(fin)]
             ),
         ]
+        out += pass_k_html("FinOps cost incidents", [r for r in fin if not _is_anomaly(r)], INCIDENT_PASSES)
     if any(_is_anomaly(r) for r in fin):
         out += [
             "<h2 id='anomaly'>FinOps anomaly detection</h2>",
@@ -263,5 +278,6 @@ def finops_html(records: Sequence[EpisodeRecord], links: dict[str, str]) -> str:
             "<h2>FinOps anomaly detection per scenario</h2>",
             html_table(SCENARIO_HEADER, [[html.escape(c) for c in row] for row in scenario_rows(fin)]),
         ]
+        out += pass_k_html("FinOps anomaly detection", [r for r in fin if _is_anomaly(r)], ANOMALY_PASSES)
     out.append(episodes_html("FinOps", fin, links, lambda v: f"{v.value:.2f}"))
     return "\n".join(out)

@@ -33,7 +33,8 @@ out) and returns three tables:
 
 :func:`load_runs` aggregates nothing. The paper's tables are computed from these frames by
 :func:`table4` (SRE), :func:`table5` (CISO), :func:`table6` and :func:`anomaly_table` (FinOps),
-exactly as ``itbench report`` computes them from the records (tests hold the two equal); the
+and pass@k and pass^k by :func:`pass_k`, exactly as ``itbench report`` computes them from the
+records (tests hold the two equal); the
 notebooks (``notebooks/``) use these and nothing else.
 """
 
@@ -323,6 +324,35 @@ def _named(frames: RunFrames, ran: pd.DataFrame, score: str) -> pd.Series:
     sc = frames.scores[frames.scores["score"] == score].drop_duplicates(["run_id", "episode_id"])
     got = ran[["run_id", "episode_id"]].merge(sc[["run_id", "episode_id", "value"]], how="left")
     return pd.Series(got["value"].fillna(0.0).to_numpy(), index=ran.index)
+
+
+PASS_K_COLUMNS = ("agent", "score", "estimator", "k", "pct")
+
+
+def pass_k(frames: RunFrames, episodes: pd.DataFrame, scores: Sequence[str]) -> pd.DataFrame:
+    """pass@k and pass^k (%) of the named ``scores`` over ``episodes`` (a part of
+    :attr:`RunFrames.episodes`: one persona, fault scenarios only...) that ran, as ``itbench
+    report``'s pass@k and pass^k tables compute them: per agent, score and k up to the fewest trials
+    of a scenario, the macro average over scenarios of the unbiased estimators
+    (``report/consistency.py``). An episode without the score did not pass (as the persona tables
+    count it: give SRE's ``mitigation`` fault scenarios only, a control has none). Columns
+    ``agent``, ``score``, ``estimator`` (``pass@k``, ``pass^k``), ``k``, ``pct``; no row when a
+    scenario ran only once."""
+    from .consistency import ESTIMATORS
+
+    ran = episodes[episodes["scored"].astype(bool)]
+    trials = ran.groupby(["agent", "scenario_id"]).size()
+    kmax = int(trials.min()) if len(trials) else 0
+    rows = []
+    for name in scores if kmax >= 2 else ():
+        passed = _named(frames, ran, name) >= 1.0
+        counts = passed.groupby([ran["agent"], ran["scenario_id"]]).agg(["size", "sum"])
+        for agent, per in counts.groupby(level="agent"):
+            for estimator, fn in ESTIMATORS.items():
+                for k in range(1, kmax + 1):
+                    vals = [fn(int(n), int(c), k) for n, c in zip(per["size"], per["sum"], strict=True)]
+                    rows.append((agent, name, estimator, k, 100 * sum(vals) / len(vals)))
+    return pd.DataFrame(rows, columns=list(PASS_K_COLUMNS))
 
 
 def table6(frames: RunFrames) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from itbench_agents.evaluation.chain import contract, lcs_length
 from itbench_agents.evaluation.diagnosis import score_diagnosis
 from itbench_agents.evaluation.entities import AliasIndex, EntityRef
 from itbench_agents.evaluation.ntam import NtamParams, NtamScorer
-from itbench_agents.evaluation.stats import pass_at_k, stderr
+from itbench_agents.evaluation.stats import pass_at_k, pass_hat_k, stderr
 from itbench_agents.evaluation.topology import Topology
 from itbench_agents.scenario.propagation import gt_chain
 from itbench_agents.scenario.spec import GroundTruth
@@ -325,11 +325,40 @@ def test_pass_at_k_matches_brute_force(n: int, c: int, k: int) -> None:
     assert pass_at_k(n, c, k) == pytest.approx(_brute_pass_at_k(n, c, k), abs=1e-12)
 
 
+def _brute_pass_hat_k(n: int, c: int, k: int) -> float:
+    outcomes = [1] * c + [0] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(1 for s in subsets if all(outcomes[i] for i in s)) / len(subsets)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k"), [(n, c, k) for n in (1, 3, 5, 8) for c in range(n + 1) for k in range(1, n + 1)]
+)
+def test_pass_hat_k_matches_brute_force(n: int, c: int, k: int) -> None:
+    got = pass_hat_k(n, c, k)
+    assert got == pytest.approx(_brute_pass_hat_k(n, c, k), abs=1e-12)
+    assert math.copysign(1.0, got) == 1.0  # never -0.0
+    # pass^1 is pass@1, and all k passing is never likelier than one of them passing
+    assert pass_hat_k(n, c, 1) == pytest.approx(c / n) == pytest.approx(pass_at_k(n, c, 1))
+    assert got <= pass_hat_k(n, c, 1) + 1e-12 <= pass_at_k(n, c, k) + 2e-12
+
+
+def test_pass_hat_k_of_a_lucky_agent_falls_where_pass_at_k_rises() -> None:
+    # right once in ten trials (the paper's GPT-4o on its scenario 8): pass@k rewards the luck
+    assert pass_at_k(10, 1, 5) == pytest.approx(0.5)
+    assert pass_hat_k(10, 1, 2) == 0.0
+    assert pass_hat_k(10, 10, 10) == 1.0
+    assert pass_hat_k(10, 8, 2) == pytest.approx(8 * 7 / (10 * 9))
+
+
 def test_pass_at_k_rejects_nonsense() -> None:
-    with pytest.raises(ValueError):
-        pass_at_k(3, 1, 4)
-    with pytest.raises(ValueError):
-        pass_at_k(3, 5, 1)
+    for estimator in (pass_at_k, pass_hat_k):
+        with pytest.raises(ValueError):
+            estimator(3, 1, 4)
+        with pytest.raises(ValueError):
+            estimator(3, 5, 1)
+        with pytest.raises(ValueError):
+            estimator(3, 1, 0)
 
 
 def test_stderr() -> None:

@@ -71,7 +71,8 @@ def test_the_sre_notebook_runs_on_a_run(small_run: Path, monkeypatch: pytest.Mon
     assert (
         "good" in table4 and "100.00 ± 0.00" in table4 and "ITBench v1" in table4
     )  # ours beside the paper's
-    assert len(images(outputs)) >= 3  # pass@k, complexity, MTTD/MTTR
+    assert len(images(outputs)) >= 3  # pass@k and pass^k, complexity, MTTD/MTTR
+    assert any("pass^k" in t and "good" in t for t in texts)  # the curves' table (two trials)
 
 
 @pytest.mark.slow

@@ -28,8 +28,15 @@ def test_percentiles_are_over_the_episodes_that_ran() -> None:
 
 
 def test_the_figures_draw_their_labels_as_text() -> None:
-    svg = pass_at_k_svg({"react": {"diagnosis": [0.5, 0.75], "mitigation": [0.25, None]}}, [1, 2])
+    curves = {
+        "react": {
+            "diagnosis": {"pass@k": [0.5, 0.75], "pass^k": [0.5, 0.25]},
+            "mitigation": {"pass@k": [0.25, None], "pass^k": [0.25, None]},
+        }
+    }
+    svg = pass_at_k_svg(curves, [1, 2])
     assert svg.startswith("<svg") and ">react</text>" in svg and "<script" not in svg
+    assert ">pass@k (one of k)</text>" in svg and ">pass^k (all k)</text>" in svg
     bars = rate_bars_svg("bucket", {("easy", "react"): (1.0, 0.5), ("hard", "react"): (0.0, None)})
     assert ">easy</text>" in bars and ">hard</text>" in bars and ">mitigation pass@1 by bucket</text>" in bars
     lat = percentile_svg([("agent wall time, s", {"react": (3.0, 9.0, 4)}), ("tokens", {})])

@@ -32,13 +32,17 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
     assert "| 100.00 ± 0.00 |" in good
     noop = next(line for line in text.splitlines() if line.startswith("| noop |"))
     assert "33.33" in noop and "| ∞ |" in noop  # only the control right; no mitigation time
-    # two trials: pass@1 and pass@2 per agent and condition (issue 27: computed, never shown)
-    assert "## pass@k" in text
-    assert "| agent | condition | diagnosis pass@1 % | diagnosis pass@2 % | mitigation pass@1 % |" in text
-    assert "| good | traces on | 100.0 | 100.0 | 100.0 | 100.0 |" in text
-    assert "| noop | traces on | 33.3 | 33.3 | 0.0 | 0.0 |" in text
+    # two trials: pass@1 and pass@2, pass^2 per agent and condition (issue 27: computed, never shown)
+    assert "## pass@k and pass^k" in text
+    assert (
+        "| agent | condition | estimator | diagnosis k=1 % | diagnosis k=2 % | mitigation k=1 % | mitigation k=2 % |"
+        in text
+    )
+    assert "| good | traces on | pass@k | 100.0 | 100.0 | 100.0 | 100.0 |" in text
+    assert "| good | traces on | pass^k | 100.0 | 100.0 | 100.0 | 100.0 |" in text
+    assert "| noop | traces on | pass@k | 33.3 | 33.3 | 0.0 | 0.0 |" in text
     page = html.read_text()
-    assert "pass@k</h2>" in page
+    assert "pass@k and pass^k</h2>" in page
     assert "<script" not in page and "http://" not in page and "https://" not in page  # self-contained
     assert "Per-scenario heat map" in page and "By complexity bucket" in page
     assert page.count("<th>diagnosis %</th><th>mitigation %</th>") == 2  # each agent's two columns named
@@ -51,7 +55,8 @@ def test_markdown_and_html_report(run_dir: Path) -> None:
     # static (no script, no URL: checked above) and the same bytes when written again
     assert page.count("<svg") == 3 and "<h2 id='latency'>" in page
     passk = page.split("<h2 id='passk'>", 1)[1].split("<h2", 1)[0]
-    assert passk.count("<svg") == 1 and ">good</text>" in passk and ">mitigation pass@k</text>" in passk
+    assert passk.count("<svg") == 1 and ">good</text>" in passk
+    assert ">mitigation pass@k and pass^k</text>" in passk and ">pass^k (all k)</text>" in passk
     assert "<svg" in page.split("<h2 id='category'>", 1)[1].split("<h2", 1)[0]
     _, again = write_reports([run_dir])
     assert again.read_text() == page
