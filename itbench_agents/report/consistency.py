@@ -20,7 +20,7 @@ ESTIMATORS: dict[str, Callable[[int, int, int], float]] = {"pass@k": pass_at_k, 
 PASSK_NOTE = (
     "pass@k: the chance that at least one of k trials passes (Chen et al.'s unbiased estimator); "
     "pass^k: the chance that all k pass (τ-bench's), the agent's reliability. pass@1 = pass^1 is "
-    "the pass@1 of the table above; the wider the two part as k grows, the more an agent's passes "
+    "the results table's pass@1; the wider the two part as k grows, the more an agent's passes "
     "are luck. Macro averages over scenarios, for k up to the fewest trials of a scenario."
 )
 
