@@ -5,7 +5,7 @@ Each area registers its own commands from its own module, so this file only asse
 - ``itbench twin ...``                    itbench_agents/twin/cli.py (``twin host``: personas/ciso/host_cli.py)
 - ``itbench scenarios ...``               itbench_agents/commands/scenarios.py
 - ``itbench backends|executors ...``      itbench_agents/commands/backends.py
-- ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py
+- ``itbench run|score|report|agents ...`` itbench_agents/commands/run.py (``export``: commands/export.py)
 - ``itbench mcp ...``, ``itbench tools ...`` itbench_agents/tools/cli.py
 - ``itbench llm ...``                     itbench_agents/llm/cli.py
 - ``itbench problem ...``                 itbench_agents/problem/cli.py

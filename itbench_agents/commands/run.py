@@ -844,11 +844,14 @@ def view_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add the harness' top-level commands to ``app``."""
+    from .export import export_cmd
+
     app.command("run")(run_cmd)
     app.command("score")(score_cmd)
     app.command("report")(report_cmd)
     app.command("compare")(compare_cmd)
     app.command("view")(view_cmd)
+    app.command("export")(export_cmd)
     app.add_typer(agents_app, name="agents")
 
 

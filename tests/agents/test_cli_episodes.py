@@ -85,6 +85,16 @@ def test_scripted_sre_react_episode_on_twin(tmp_path: Path) -> None:
     events = [json.loads(line) for line in traj.read_text().splitlines()]
     assert sum(e["type"] == "model_call" for e in events) == 5
     assert sum(e["type"] == "tool_call" for e in events) == 3
+    # the same episode as an ATIF trajectory (itbench export): a step per model call, each tool
+    # call with its result, the system prompts and the task first
+    from itbench_agents.report.atif import AtifTrajectory, export_run
+
+    (path,) = export_run(run_dir)
+    doc = AtifTrajectory.model_validate_json(path.read_text())
+    agent = [s for s in doc.steps if s.source == "agent"]
+    assert len(agent) == 5 and doc.steps[0].source == "system" and doc.steps[1].source == "user"
+    assert [c.function_name for s in agent for c in s.tool_calls or []] == ["alerts", "kubectl", "kubectl"]
+    assert all(s.observation and s.observation.results[0].content for s in agent if s.tool_calls)
 
 
 def test_openai_protocol_sre_react_episode_on_twin(tmp_path: Path) -> None:
