@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterable
 
 import pytest
 from ntam_fixture import ground_truth, topology
@@ -312,31 +313,20 @@ def test_lcs_and_chain_scores() -> None:
 
 
 # ---------------------------------------------------------------- statistics
-def _brute_pass_at_k(n: int, c: int, k: int) -> float:
+def _brute(n: int, c: int, k: int, test: Callable[[Iterable[int]], bool]) -> float:
+    """The share of the k-subsets of n outcomes (c passes) that pass ``test`` (any: pass@k; all: pass^k)."""
     outcomes = [1] * c + [0] * (n - c)
     subsets = list(itertools.combinations(range(n), k))
-    return sum(1 for s in subsets if any(outcomes[i] for i in s)) / len(subsets)
+    return sum(1 for s in subsets if test(outcomes[i] for i in s)) / len(subsets)
 
 
 @pytest.mark.parametrize(
     ("n", "c", "k"), [(n, c, k) for n in (1, 3, 5, 8) for c in range(n + 1) for k in range(1, n + 1)]
 )
-def test_pass_at_k_matches_brute_force(n: int, c: int, k: int) -> None:
-    assert pass_at_k(n, c, k) == pytest.approx(_brute_pass_at_k(n, c, k), abs=1e-12)
-
-
-def _brute_pass_hat_k(n: int, c: int, k: int) -> float:
-    outcomes = [1] * c + [0] * (n - c)
-    subsets = list(itertools.combinations(range(n), k))
-    return sum(1 for s in subsets if all(outcomes[i] for i in s)) / len(subsets)
-
-
-@pytest.mark.parametrize(
-    ("n", "c", "k"), [(n, c, k) for n in (1, 3, 5, 8) for c in range(n + 1) for k in range(1, n + 1)]
-)
-def test_pass_hat_k_matches_brute_force(n: int, c: int, k: int) -> None:
+def test_pass_at_k_and_pass_hat_k_match_brute_force(n: int, c: int, k: int) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(_brute(n, c, k, any), abs=1e-12)
     got = pass_hat_k(n, c, k)
-    assert got == pytest.approx(_brute_pass_hat_k(n, c, k), abs=1e-12)
+    assert got == pytest.approx(_brute(n, c, k, all), abs=1e-12)
     assert math.copysign(1.0, got) == 1.0  # never -0.0
     # pass^1 is pass@1, and all k passing is never likelier than one of them passing
     assert pass_hat_k(n, c, 1) == pytest.approx(c / n) == pytest.approx(pass_at_k(n, c, 1))
