@@ -34,8 +34,7 @@ out) and returns three tables:
 :func:`load_runs` aggregates nothing. The paper's tables are computed from these frames by
 :func:`table4` (SRE), :func:`table5` (CISO), :func:`table6` and :func:`anomaly_table` (FinOps),
 and pass@k and pass^k by :func:`pass_k`, exactly as ``itbench report`` computes them from the
-records (tests hold the two equal); the
-notebooks (``notebooks/``) use these and nothing else.
+records (tests hold the two equal); the notebooks (``notebooks/``) use these and nothing else.
 """
 
 from __future__ import annotations
