@@ -257,6 +257,27 @@ def episode_atif(record: EpisodeRecord, events: list[dict[str, Any]]) -> AtifTra
     )
 
 
+def trajectory_events(run_dir: Path, episode_id: str) -> list[dict[str, Any]]:
+    """The events of an episode's ``trajectory.jsonl`` as JSON dicts (a torn or foreign line left
+    out; none when the file is missing)."""
+    traj = run_dir / "episodes" / episode_id / "trajectory.jsonl"
+    events = []
+    if traj.is_file():
+        for line in traj.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(ev, dict):
+                events.append(ev)
+    return events
+
+
+def atif_json(doc: AtifTrajectory) -> str:
+    """A trajectory as written: the schema's fields that have a value."""
+    return doc.model_dump_json(indent=1, exclude_none=True) + "\n"
+
+
 def export_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]:
     """Every recorded episode of ``run_dir`` as ``<out>/<episode_id>.json`` (default ``out``:
     ``<run_dir>/atif``); an episode whose trajectory is missing is exported with no steps. A folder
@@ -267,18 +288,8 @@ def export_run(run_dir: str | Path, out: str | Path | None = None) -> list[Path]
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for record in read_episodes(run):
-        traj = run / "episodes" / record.episode_id / "trajectory.jsonl"
-        events = []
-        if traj.is_file():
-            for line in traj.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    ev = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(ev, dict):
-                    events.append(ev)
-        doc = episode_atif(record, events)
+        doc = episode_atif(record, trajectory_events(run, record.episode_id))
         path = folder / f"{record.episode_id}.json"
-        path.write_text(doc.model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
+        path.write_text(atif_json(doc), encoding="utf-8")
         written.append(path)
     return written

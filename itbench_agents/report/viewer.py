@@ -6,7 +6,8 @@ reloads itself every few seconds while a run has episodes to go. ``/episode?run=
 shows one episode: its scores (diagnosis, mitigation and its end-state checks, named scores), its
 times and usage, and the whole conversation (every message a model was sent, once, and every
 response, tool call and observation). ``/run/N/report.html`` serves the run's report (``itbench
-report``) and the trajectory pages it links to. Plain HTML forms and links; no script, no network. Only
+report``) and the trajectory pages it links to; ``/atif?run=N&id=EPISODE`` a recorded episode as an
+ATIF trajectory (``atif.py``, linked from its page). Plain HTML forms and links; no script, no network. Only
 the run folders named on the command line are read, and an episode is found by its exact id
 among them (no path from the URL reaches the disk).
 """
@@ -287,6 +288,8 @@ def episode_page(runs: list[RunView], run: int, episode_id: str) -> str | None:
         body.append("<p><span class='running'>running</span>: the conversation so far</p>")
     else:
         body.append(_record_html(row.record))
+        link = "/atif?" + urlencode({"run": run, "id": episode_id})
+        body.append(f"<p><a href='{_esc(link)}' download>ATIF trajectory (JSON)</a></p>")
     traj = runs[run].path / "episodes" / episode_id / "trajectory.jsonl"
     body.append("<h2>conversation and events</h2>")
     if traj.is_file():
@@ -308,7 +311,7 @@ class Viewer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
-                served = viewer.run_file(self.path)
+                served = viewer.run_file(self.path) or viewer.atif(self.path)
                 if served is None:
                     status, page = viewer.respond(self.path)
                     served = (status, page.encode(), "text/html; charset=utf-8")
@@ -349,6 +352,23 @@ class Viewer:
         if not allowed or not path.is_relative_to(root) or not path.is_file():
             return 404, b"not found", "text/plain; charset=utf-8"
         return 200, path.read_bytes(), SERVED.get(rel, SERVED["report.html"])
+
+    def atif(self, target: str) -> tuple[int, bytes, str] | None:
+        """``/atif?run=N&id=EPISODE``: a recorded episode as an ATIF trajectory (``atif.py``);
+        None when ``target`` is not such a path."""
+        from .atif import atif_json, episode_atif, trajectory_events
+
+        parts = urlsplit(target)
+        if parts.path != "/atif":
+            return None
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        try:
+            root = self.run_dirs[int(query.get("run", "-1"))]
+            record = next(r for r in read_episodes(root) if r.episode_id == query.get("id"))
+        except (ValueError, IndexError, StopIteration, RunFolderError, OSError):
+            return 404, b"no such recorded episode", "text/plain; charset=utf-8"
+        doc = episode_atif(record, trajectory_events(root, record.episode_id))
+        return 200, atif_json(doc).encode(), "application/json"
 
     def respond(self, target: str) -> tuple[int, str]:
         parts = urlsplit(target)

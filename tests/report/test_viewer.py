@@ -179,3 +179,18 @@ def test_the_runs_report_is_served_and_nothing_outside_the_run(tmp_path: Path, r
             assert status == 404 and "SECRET" not in page, bad
     finally:
         v.close()
+
+
+def test_an_episode_downloads_as_an_atif_trajectory(viewer: Viewer, runs: list[Path]) -> None:
+    from itbench_agents.report.atif import AtifTrajectory
+
+    rec = read_episodes(runs[1])[0]
+    query = urllib.parse.urlencode({"run": 1, "id": rec.episode_id})
+    _, page = get(viewer.url + "episode?" + query)
+    assert f"<a href='/atif?{query.replace('&', '&amp;')}' download>ATIF trajectory (JSON)</a>" in page
+    status, body = get(viewer.url + "atif?" + query)
+    assert status == 200
+    doc = AtifTrajectory.model_validate_json(body)
+    assert doc.session_id == rec.episode_id and doc.extra["itbench"]["scenario_id"] == rec.scenario_id  # type: ignore[index]
+    for bad in ({"run": 1, "id": "no-such-episode"}, {"run": 9, "id": rec.episode_id}, {"run": "x"}):
+        assert get(viewer.url + "atif?" + urllib.parse.urlencode(bad))[0] == 404, bad
