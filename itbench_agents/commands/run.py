@@ -784,7 +784,7 @@ def compare_cmd(
     console = Console()
     table = Table(
         title=f"A = {result.label_a} ({run_a}), B = {result.label_b} ({run_b}); paired by scenario",
-        caption="n: scenarios paired; B > A, A > B, same: how many; p: two-sided exact sign test",
+        caption="n: scenarios paired; B > A, A > B, same: how many; p: two-sided exact sign test; pass^k: all k trials pass",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("metric", overflow="fold")

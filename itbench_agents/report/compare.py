@@ -7,7 +7,9 @@ many scenarios B did better, worse or the same, and a two-sided exact **sign tes
 scenarios that differ: with one trial and pass/fail scores this is McNemar's exact test; it assumes
 nothing about how the differences are distributed. Metrics: diagnosis and mitigation (where
 mitigation applies: no-fault controls have none), and every named score a persona records (CISO's
-``strict``, FinOps' ``pinpointed`` or proximity values...).
+``strict``, FinOps' ``pinpointed`` or proximity values...); and for a pass/fail metric that every
+paired scenario ran at least twice on both sides, ``<metric> pass^k`` (τ-bench's reliability: the
+chance that k trials all pass, k the fewest trials of a pair), paired and tested the same way.
 
 A scenario one side did not run is listed, never silently dropped from a mean of the other.
 """
@@ -19,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..evaluation.stats import pass_hat_k
 from ..harness.records import EpisodeRecord
 
 
@@ -97,14 +100,47 @@ def pick_agent(records: Sequence[EpisodeRecord], wanted: str | None, side: str) 
     return agents[0]
 
 
-def _per_scenario(records: Sequence[EpisodeRecord], agent: str) -> dict[str, dict[str, float]]:
+def _per_scenario(records: Sequence[EpisodeRecord], agent: str) -> dict[str, dict[str, list[float]]]:
+    """scenario → metric → the agent's value on each scored trial."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r.agent != agent or not r.scored:
             continue
         for metric, v in outcomes(r).items():
             values[r.scenario_id][metric].append(v)
-    return {sid: {m: sum(vs) / len(vs) for m, vs in metrics.items()} for sid, metrics in values.items()}
+    return values
+
+
+def _comparison(metric: str, pairs: list[tuple[str, float, float]]) -> MetricComparison:
+    better = sum(1 for _, x, y in pairs if y > x)
+    worse = sum(1 for _, x, y in pairs if y < x)
+    return MetricComparison(
+        metric=metric,
+        scenarios=len(pairs),
+        mean_a=sum(x for _, x, _ in pairs) / len(pairs),
+        mean_b=sum(y for _, _, y in pairs) / len(pairs),
+        b_better=better,
+        a_better=worse,
+        ties=len(pairs) - better - worse,
+        p_value=sign_test(better, worse),
+        differing=[(sid, x, y) for sid, x, y in pairs if x != y],
+    )
+
+
+def _reliability(metric: str, trials: list[tuple[str, list[float], list[float]]]) -> MetricComparison | None:
+    """``<metric> pass^k``: for a pass/fail metric every paired scenario ran at least twice on both
+    sides, each side's chance that k of its trials all pass (k: the fewest trials of a pair), so
+    that an agent right every time is told from one right now and then at the same mean."""
+    if any(v not in (0.0, 1.0) for _, xs, ys in trials for v in (*xs, *ys)):
+        return None
+    k = min(min(len(xs), len(ys)) for _, xs, ys in trials)
+    if k < 2:
+        return None
+    pairs = [
+        (sid, pass_hat_k(len(xs), int(sum(xs)), k), pass_hat_k(len(ys), int(sum(ys)), k))
+        for sid, xs, ys in trials
+    ]
+    return _comparison(f"{metric} pass^{k}", pairs)
 
 
 def compare(
@@ -125,22 +161,13 @@ def compare(
                 names.append(m)
     metrics = []
     for m in names:
-        pairs = [(sid, a[sid][m], b[sid][m]) for sid in paired if m in a[sid] and m in b[sid]]
-        if not pairs:
+        trials = [(sid, a[sid][m], b[sid][m]) for sid in paired if m in a[sid] and m in b[sid]]
+        if not trials:
             continue
-        better = sum(1 for _, x, y in pairs if y > x)
-        worse = sum(1 for _, x, y in pairs if y < x)
         metrics.append(
-            MetricComparison(
-                metric=m,
-                scenarios=len(pairs),
-                mean_a=sum(x for _, x, _ in pairs) / len(pairs),
-                mean_b=sum(y for _, _, y in pairs) / len(pairs),
-                b_better=better,
-                a_better=worse,
-                ties=len(pairs) - better - worse,
-                p_value=sign_test(better, worse),
-                differing=[(sid, x, y) for sid, x, y in pairs if x != y],
-            )
+            _comparison(m, [(sid, sum(xs) / len(xs), sum(ys) / len(ys)) for sid, xs, ys in trials])
         )
+        reliability = _reliability(m, trials)
+        if reliability is not None:
+            metrics.append(reliability)
     return Comparison(label_a, label_b, metrics, sorted(set(a) - set(b)), sorted(set(b) - set(a)))

@@ -47,6 +47,31 @@ def test_scenarios_are_paired_trials_averaged_and_unpaired_ones_listed() -> None
     assert m.scenarios == 2 and (m.b_better, m.ties) == (1, 1)  # the control has no mitigation
 
 
+def test_with_trials_pass_hat_k_tells_a_steady_agent_from_a_lucky_one() -> None:
+    steady = {"s1": [1, 1, 1, 1], "s2": [0, 0, 0, 0]}
+    lucky = {"s1": [1, 0, 1, 0], "s2": [0, 1, 0, 1]}  # the same mean on each scenario pair overall
+    a = [
+        episode(sid, "steady", bool(ok), None, trial=t)
+        for sid, xs in steady.items()
+        for t, ok in enumerate(xs)
+    ]
+    b = [
+        episode(sid, "lucky", bool(ok), None, trial=t) for sid, xs in lucky.items() for t, ok in enumerate(xs)
+    ]
+    b.append(episode("s1", "lucky", True, None, trial=9, termination="harness_error"))  # unscored: left out
+    by = {m.metric: m for m in compare(a, b).metrics}
+    assert by["diagnosis"].mean_a == by["diagnosis"].mean_b == 0.5
+    hat = by["diagnosis pass^4"]  # k: the fewest trials of a pair
+    assert (hat.mean_a, hat.mean_b) == (0.5, 0.0)
+    assert hat.differing == [("s1", 1.0, 0.0)] and (hat.b_better, hat.a_better, hat.ties) == (0, 1, 1)
+    # one trial on either side: no pass^k; a metric that is not pass/fail: none either
+    one = [episode("s1", "once", True, None), episode("s2", "once", False, None)]
+    assert not any("pass^" in m.metric for m in compare(a, one).metrics)
+    graded = [episode("s1", "g", True, None, trial=t, scores={"proximity": 0.5}) for t in range(2)]
+    assert "proximity pass^2" not in {m.metric for m in compare(graded, graded).metrics}
+    assert "diagnosis pass^2" in {m.metric for m in compare(graded, graded).metrics}
+
+
 def test_named_scores_are_compared_and_agents_must_be_named_when_several() -> None:
     run = [
         episode("x", "oracle", False, None, scores={"pinpointed": 1.0}),
