@@ -337,20 +337,24 @@ def pass_k(frames: RunFrames, episodes: pd.DataFrame, scores: Sequence[str]) -> 
     count it: give SRE's ``mitigation`` fault scenarios only, a control has none). Columns
     ``agent``, ``score``, ``estimator`` (``pass@k``, ``pass^k``), ``k``, ``pct``; no row when a
     scenario ran only once."""
-    from .consistency import ESTIMATORS
+    from .consistency import ESTIMATORS, macro_curve
 
     ran = episodes[episodes["scored"].astype(bool)]
     trials = ran.groupby(["agent", "scenario_id"]).size()
     kmax = int(trials.min()) if len(trials) else 0
+    ks = list(range(1, kmax + 1))
     rows = []
     for name in scores if kmax >= 2 else ():
         passed = _named(frames, ran, name) >= 1.0
         counts = passed.groupby([ran["agent"], ran["scenario_id"]]).agg(["size", "sum"])
         for agent, per in counts.groupby(level="agent"):
             for estimator, fn in ESTIMATORS.items():
-                for k in range(1, kmax + 1):
-                    vals = [fn(int(n), int(c), k) for n, c in zip(per["size"], per["sum"], strict=True)]
-                    rows.append((agent, name, estimator, k, 100 * sum(vals) / len(vals)))
+                per_scenario = [
+                    {k: fn(int(n), int(c), k) for k in ks}
+                    for n, c in zip(per["size"], per["sum"], strict=True)
+                ]
+                for k, v in zip(ks, macro_curve(per_scenario, ks), strict=True):
+                    rows.append((agent, name, estimator, k, 100 * (v or 0.0)))
     return pd.DataFrame(rows, columns=list(PASS_K_COLUMNS))
 
 
