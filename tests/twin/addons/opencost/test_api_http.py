@@ -34,9 +34,11 @@ def test_endpoints_name_the_opencost_url(served: Twin) -> None:
 def test_allocation_request_as_opencosts_client_sends_it(served: Twin) -> None:
     assert served.endpoints is not None
     url = served.endpoints.opencost_url
-    # AllocationRequest.QueryString(): accumulate, aggregate, ..., window — as a raw query string
+    # AllocationRequest.QueryString(): accumulate, aggregate, ..., window — as a raw query string.
+    # "60m", the last hour to the minute: OpenCost's "1h" is the current clock hour, only seconds
+    # old (and costing nothing) when a run reaches this test just after the hour turns
     r = requests.get(
-        f"{url}/allocation?accumulate=true&aggregate=namespace&includeIdle=true&window=1h", timeout=30
+        f"{url}/allocation?accumulate=true&aggregate=namespace&includeIdle=true&window=60m", timeout=30
     )
     assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
     body = r.json()
